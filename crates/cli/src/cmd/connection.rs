@@ -1,0 +1,343 @@
+//! `tavo connection ...`: provider connections, kept in the store's settings under
+//! `llm.connections` (see `tavo_llm::connection`). Keys are never printed: every output masks
+//! them.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, anyhow, bail};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use tavo_llm::connection::SETTINGS_KEY;
+use tavo_llm::{
+    ChatRequest, Client, Connection, ConnectionBook, Endpoint, Message, Parameters, Protocol, Role,
+};
+use tavo_store::Store;
+
+use super::llm::ProtocolArg;
+use crate::context::Context;
+
+#[derive(Debug, Args)]
+pub struct ConnectionArgs {
+    #[command(subcommand)]
+    command: ConnectionCommand,
+}
+
+#[derive(Debug, Args)]
+struct ParamArgs {
+    /// Sampling temperature (0–2), overriding the global setting.
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// Top-P (0–1).
+    #[arg(long)]
+    top_p: Option<f64>,
+    /// Top-K.
+    #[arg(long)]
+    top_k: Option<u32>,
+    /// Reply token limit.
+    #[arg(long)]
+    max_output_tokens: Option<u32>,
+    /// Streaming on or off.
+    #[arg(long)]
+    stream: Option<bool>,
+    /// Context memory length (tokens) for the prompt builder.
+    #[arg(long)]
+    context_length: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConnectionCommand {
+    /// Add a connection (prints its name, or the masked connection with --json).
+    Add {
+        name: String,
+        #[arg(long, value_enum)]
+        protocol: ProtocolArg,
+        /// Base URL (for OpenAI-compatible servers usually ending in /v1). Defaults to the
+        /// source's URL when --source names one that has it.
+        #[arg(long)]
+        base_url: Option<String>,
+        #[arg(long)]
+        model: String,
+        /// Catalogue source id (see `tavo connection sources`); guessed from the URL if absent.
+        #[arg(long)]
+        source: Option<String>,
+        /// The API key, stored with the data and never printed.
+        #[arg(long, conflicts_with = "api_key_env")]
+        api_key: Option<String>,
+        /// Read the key from this environment variable at request time instead.
+        #[arg(long)]
+        api_key_env: Option<String>,
+        /// Make it the default connection.
+        #[arg(long)]
+        default: bool,
+        #[command(flatten)]
+        params: ParamArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List connections (`*` marks the default).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one connection, key masked.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a connection.
+    Remove { name: String },
+    /// Make a connection the default.
+    Default { name: String },
+    /// Send one tiny request and report the latency and the reply, or the mapped error.
+    Test {
+        /// The connection (default: the default connection).
+        name: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The catalogue of provider sources with their protocol and default base URL.
+    Sources {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn load(store: &Store) -> anyhow::Result<ConnectionBook> {
+    let value = store
+        .setting_get(SETTINGS_KEY)
+        .with_context(|| format!("reading setting `{SETTINGS_KEY}`"))?;
+    Ok(ConnectionBook::from_setting(value)?)
+}
+
+fn save(store: &Store, book: &ConnectionBook) -> anyhow::Result<()> {
+    store
+        .setting_set(SETTINGS_KEY, &book.to_setting())
+        .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))
+}
+
+fn open(ctx: &Context) -> anyhow::Result<Store> {
+    Store::open(ctx.data_dir())
+        .with_context(|| format!("opening the library at {}", ctx.data_dir().display()))
+}
+
+fn print_human(c: &Connection, is_default: bool) {
+    let key = match (&c.api_key, &c.api_key_env) {
+        (Some(k), _) => tavo_llm::connection::mask_key(k),
+        (None, Some(var)) => format!("${var}"),
+        (None, None) => "-".into(),
+    };
+    println!(
+        "{} {}\t{}\t{}\t{}\t{}\tkey {}",
+        if is_default { "*" } else { " " },
+        c.name,
+        c.source,
+        c.protocol,
+        c.model,
+        c.base_url,
+        key
+    );
+}
+
+pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
+    match args.command {
+        ConnectionCommand::Add {
+            name,
+            protocol,
+            base_url,
+            model,
+            source,
+            api_key,
+            api_key_env,
+            default,
+            params,
+            json,
+        } => {
+            let protocol = Protocol::from(protocol);
+            let known = source.as_deref().map(|s| {
+                tavo_llm::catalogue::find(s).ok_or_else(|| {
+                    anyhow!(
+                        "--source `{s}` is not in the catalogue (see `tavo connection sources`)"
+                    )
+                })
+            });
+            let known = known.transpose()?;
+            let base_url = match (base_url, known.and_then(|s| s.base_url)) {
+                (Some(u), _) => u,
+                (None, Some(u)) => u.to_owned(),
+                (None, None) => bail!("--base-url is required (this source has no default URL)"),
+            };
+            let source = source
+                .unwrap_or_else(|| tavo_llm::catalogue::guess(protocol, &base_url).to_owned());
+            let conn = Connection {
+                name,
+                source,
+                protocol,
+                base_url,
+                model,
+                api_key,
+                api_key_env,
+                parameters: Parameters {
+                    temperature: params.temperature,
+                    top_p: params.top_p,
+                    top_k: params.top_k,
+                    max_output_tokens: params.max_output_tokens,
+                    stream: params.stream,
+                    context_length: params.context_length,
+                },
+            };
+            let store = open(ctx)?;
+            let mut book = load(&store)?;
+            let shown = conn.masked();
+            let name = conn.name.clone();
+            book.add(conn, default)?;
+            save(&store, &book)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+            } else {
+                println!("{name}");
+            }
+        }
+        ConnectionCommand::List { json } => {
+            let book = load(&open(ctx)?)?;
+            if json {
+                let items: Vec<_> = book
+                    .connections
+                    .iter()
+                    .map(|c| {
+                        let mut v = c.masked();
+                        v["default"] = json!(book.default.as_deref() == Some(c.name.as_str()));
+                        v
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&items)?);
+            } else if book.connections.is_empty() {
+                eprintln!(
+                    "no connections yet: add one with `tavo connection add NAME --protocol ... --base-url ... --model ...`"
+                );
+            } else {
+                for c in &book.connections {
+                    print_human(c, book.default.as_deref() == Some(c.name.as_str()));
+                }
+            }
+        }
+        ConnectionCommand::Show { name, json } => {
+            let book = load(&open(ctx)?)?;
+            let c = book.get(&name)?;
+            if json {
+                let mut v = c.masked();
+                v["default"] = json!(book.default.as_deref() == Some(c.name.as_str()));
+                v["effectiveParameters"] = serde_json::to_value(book.effective_parameters(c))?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                print_human(c, book.default.as_deref() == Some(c.name.as_str()));
+            }
+        }
+        ConnectionCommand::Remove { name } => {
+            let store = open(ctx)?;
+            let mut book = load(&store)?;
+            book.remove(&name)?;
+            save(&store, &book)?;
+            eprintln!("removed connection `{name}`");
+        }
+        ConnectionCommand::Default { name } => {
+            let store = open(ctx)?;
+            let mut book = load(&store)?;
+            book.set_default(&name)?;
+            save(&store, &book)?;
+            eprintln!("`{name}` is now the default connection");
+        }
+        ConnectionCommand::Test { name, json } => return test(ctx, name.as_deref(), json),
+        ConnectionCommand::Sources { json } => {
+            let sources = tavo_llm::catalogue::sources();
+            if json {
+                println!("{}", serde_json::to_string_pretty(sources)?);
+            } else {
+                let mut out = std::io::stdout().lock();
+                for s in sources {
+                    let line = format!(
+                        "{}\t{}\t{}\t{}",
+                        s.id,
+                        s.protocol,
+                        s.base_url.unwrap_or("-"),
+                        s.name
+                    );
+                    // A closed pipe (`| head`) ends the listing quietly.
+                    if writeln!(out, "{line}").is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One tiny request through the real transport.
+fn test(ctx: &Context, name: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
+    let book = load(&open(ctx)?)?;
+    let c = book.pick(name)?.clone();
+    let params = book.effective_parameters(&c);
+    let endpoint = Endpoint {
+        protocol: c.protocol,
+        base_url: c.base_url.clone(),
+        api_key: c.resolve_key()?,
+    };
+    let mut req = ChatRequest::new(
+        c.model.clone(),
+        vec![Message::text(
+            Role::User,
+            "Reply with the single word: pong",
+        )],
+    );
+    params.apply(&mut req);
+    req.sampling.max_output_tokens = Some(req.sampling.max_output_tokens.unwrap_or(64).min(64));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let client = Client::with(
+        tavo_llm::retry::RetryPolicy::none(),
+        tavo_llm::Timeouts {
+            headers: Duration::from_secs(60),
+            idle: Duration::from_secs(60),
+            ..tavo_llm::Timeouts::default()
+        },
+    )?;
+    let started = Instant::now();
+    let result = rt.block_on(client.complete(&endpoint, &req));
+    let latency_ms = started.elapsed().as_millis() as u64;
+    let failure = match &result {
+        Err(e) => Some((e.kind, e.message.clone(), e.status)),
+        Ok(r) => r.error.clone().map(|(k, m)| (k, m, None)),
+    };
+    if let Some((kind, message, status)) = failure {
+        if json {
+            println!(
+                "{}",
+                json!({"ok": false, "connection": c.name, "latencyMs": latency_ms,
+                       "error": {"kind": kind, "message": message, "status": status}})
+            );
+        } else {
+            eprintln!(
+                "connection `{}` failed after {latency_ms} ms: {kind}: {message}",
+                c.name
+            );
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let reply = result.map_err(|e| anyhow!("{e}"))?;
+    if json {
+        println!(
+            "{}",
+            json!({"ok": true, "connection": c.name, "latencyMs": latency_ms, "reply": reply.text(),
+                   "finish": reply.finish, "usage": reply.usage})
+        );
+    } else {
+        println!("{}", reply.text());
+        eprintln!("connection `{}` answered in {latency_ms} ms", c.name);
+    }
+    Ok(ExitCode::SUCCESS)
+}

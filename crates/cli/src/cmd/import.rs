@@ -1,0 +1,278 @@
+//! `tavo import PATH... [--kind K] [--json]`: files or folders (recursively) into the library.
+//!
+//! Each file is read by `tavo-formats` and stored in one transaction, so a file that fails
+//! changes nothing; a folder import reports the failure and keeps going; the exit code is 1 if
+//! any file failed. stdout carries only results: the created id per file, or with `--json` one
+//! object per file and line: `path`, `kind`, `name`, the created ids under the seed's names,
+//! `warnings`.
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Map, Value, json};
+use tavo_formats::{ImportKind, Imported, Warning};
+use tavo_store::Store;
+
+use crate::context::Context;
+use crate::library::open_store;
+
+/// Extensions a folder import picks up (a file named explicitly is always tried).
+const IMPORTABLE: [&str; 4] = ["json", "jsonl", "png", "charx"];
+
+/// Show a progress bar from this many files on (and only when stderr is a terminal).
+const PROGRESS_FROM: usize = 10;
+
+/// Import character cards, personas, presets, lorebooks, regex scripts and chats.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files or folders; folders are searched recursively for .json, .jsonl, .png and .charx.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Force the kind instead of detecting it: character, persona, preset, lorebook, regex, chat.
+    #[arg(long, value_parser = parse_import_kind)]
+    pub kind: Option<ImportKind>,
+    /// Print one JSON object per file: path, kind, name, the created ids, warnings.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_import_kind(value: &str) -> Result<ImportKind, String> {
+    value.parse()
+}
+
+/// What one imported file created.
+struct Created {
+    kind: ImportKind,
+    name: String,
+    /// The seed's id names, main object first (`characterId`, `lorebookId`, `regexId`, …).
+    ids: Vec<(&'static str, Option<i64>)>,
+    warnings: Vec<Warning>,
+}
+
+pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
+    let files = collect_files(&args.paths);
+    if files.is_empty() {
+        eprintln!("error: no importable files (.json, .jsonl, .png, .charx) under the given paths");
+        return Ok(ExitCode::FAILURE);
+    }
+    let store = open_store(ctx)?;
+    let progress = (files.len() >= PROGRESS_FROM && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(files.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {wide_msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    });
+    let say = |line: String| match &progress {
+        Some(bar) => bar.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
+    };
+    let (mut imported, mut failed, mut warned) = (0usize, 0usize, 0usize);
+    let mut by_kind: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for file in &files {
+        if let Some(bar) = &progress {
+            bar.set_message(file.display().to_string());
+        }
+        let shown = file.display().to_string();
+        match import_file(&store, file, &shown, args.kind) {
+            Ok(created) => {
+                imported += 1;
+                warned += created.warnings.len();
+                *by_kind.entry(created.kind.as_str()).or_default() += 1;
+                if args.json {
+                    println!("{}", result_line(&shown, &created));
+                } else {
+                    if let Some((_, Some(id))) = created.ids.first() {
+                        println!("{id}");
+                    }
+                    for warning in &created.warnings {
+                        say(format!("warning: {shown}: {warning}"));
+                    }
+                    let others: Vec<String> = created.ids[1..]
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            v.map(|id| format!("{} {id}", k.trim_end_matches("Id")))
+                        })
+                        .collect();
+                    if !others.is_empty() {
+                        say(format!("{shown}: also created {}", others.join(", ")));
+                    }
+                }
+            }
+            Err(err) => {
+                failed += 1;
+                say(format!("error: {err}"));
+            }
+        }
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    eprintln!(
+        "imported {imported} of {} file(s){}{}{}",
+        files.len(),
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        },
+        if warned > 0 {
+            format!(", {warned} warning(s)")
+        } else {
+            String::new()
+        },
+        if failed > 0 {
+            format!(", {failed} failed")
+        } else {
+            String::new()
+        },
+    );
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The `--json` line of one file.
+fn result_line(path: &str, created: &Created) -> Value {
+    let mut line = Map::new();
+    line.insert("path".into(), json!(path));
+    line.insert("kind".into(), json!(created.kind.as_str()));
+    line.insert("name".into(), json!(created.name));
+    for (key, id) in &created.ids {
+        line.insert((*key).into(), json!(id));
+    }
+    line.insert("warnings".into(), json!(created.warnings));
+    Value::Object(line)
+}
+
+/// Reads, converts and stores one file; the error message names the file (and, from the
+/// reader, the JSON path).
+fn import_file(
+    store: &Store,
+    file: &Path,
+    shown: &str,
+    kind: Option<ImportKind>,
+) -> anyhow::Result<Created> {
+    let bytes =
+        std::fs::read(file).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
+    let outcome = tavo_formats::import_bytes(&bytes, shown, kind)?;
+    let kind = outcome.imported.kind();
+    let name = outcome.imported.name().to_owned();
+    let mut warnings = outcome.warnings;
+    let ids = store_imported(store, outcome.imported, &mut warnings)
+        .map_err(|e| anyhow::anyhow!("{shown}: cannot store the {kind}: {e}"))?;
+    Ok(Created {
+        kind,
+        name,
+        ids,
+        warnings,
+    })
+}
+
+fn store_imported(
+    store: &Store,
+    imported: Imported,
+    warnings: &mut Vec<Warning>,
+) -> tavo_store::Result<Vec<(&'static str, Option<i64>)>> {
+    Ok(match imported {
+        Imported::Character {
+            character,
+            avatar,
+            lorebook,
+            regex,
+        } => {
+            let r = store.import_character(
+                &character,
+                avatar.as_deref(),
+                lorebook.as_ref(),
+                regex.as_ref(),
+            )?;
+            vec![
+                ("characterId", Some(r.character_id.0)),
+                ("lorebookId", r.lorebook_id.map(|l| l.0)),
+                ("regexId", r.regex_id.map(|g| g.0)),
+            ]
+        }
+        Imported::Persona(persona) => vec![("personaId", Some(store.create(&persona)?.0))],
+        Imported::Preset { preset, regex } => {
+            let (preset_id, regex_id) = store.import_preset(&preset, regex.as_ref())?;
+            vec![
+                ("presetId", Some(preset_id.0)),
+                ("regexId", regex_id.map(|r| r.0)),
+            ]
+        }
+        Imported::Lorebook(book) => vec![("lorebookId", Some(store.create(&book)?.0))],
+        Imported::Regex(group) => vec![("regexId", Some(store.create(&group)?.0))],
+        Imported::Chat(chat) => {
+            let result = store.import_chat(
+                chat.chat,
+                chat.messages,
+                &chat.character_names,
+                chat.user_name.as_deref(),
+            )?;
+            for name in &result.unmatched {
+                warnings.push(Warning::new(
+                    "chat.character-unmatched",
+                    format!(
+                        "no character named {name:?} in the library; the chat was imported without it \
+                         (import the character first, then import the chat again to link them)"
+                    ),
+                ));
+            }
+            vec![("chatId", Some(result.chat_id.0))]
+        }
+    })
+}
+
+/// The files to import, in a stable order: each PATH as given; a folder's importable files
+/// recursively, sorted by path. Unreadable folders are reported and skipped.
+fn collect_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found);
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            eprintln!("warning: {}: cannot list the folder: {e}", dir.display());
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if hidden {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| IMPORTABLE.iter().any(|i| e.eq_ignore_ascii_case(i)))
+        {
+            out.push(path);
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! `tavo tool list [--json]` and `tavo tool call NAME JSON [--chat ID] [--yes]`.
+//!
+//! `call` takes exactly the path a model's call takes (strict validation, the same handler,
+//! budgets, the envelope) and prints the envelope on stdout. Writes whose contract asks for a
+//! confirmation, and tools the approval policy asks about, are refused unless `--yes`; a tool
+//! the policy denies is refused always. `tavo_ask_user` asks on the terminal when stdin is one
+//! and is cancelled otherwise.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+use tavo_tools::approval::{ApprovalPolicy, Decision, declined, refused};
+use tavo_tools::registry::complete;
+use tavo_tools::{CallStep, OpContext, Question, ReplyBudget, UserAnswer, builtin_registry};
+
+use crate::context::Context;
+
+/// `tavo tool …`
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    #[command(subcommand)]
+    command: ToolCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ToolCommand {
+    /// List every built-in tool (name, write-safety, description).
+    List {
+        /// Print a JSON array with each tool's full schema.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool as a model would and print the result envelope.
+    Call {
+        /// Tool name (`tavo_file_save`) or operation name (`file.save`).
+        name: String,
+        /// Arguments as a JSON object, e.g. '{"name":"notes.txt","content":"hi"}'.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// The chat the call works on (chat-scope files, variables, messages, memory, draft).
+        #[arg(long, value_name = "ID")]
+        chat: Option<i64>,
+        /// Confirm writes that would otherwise ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// Runs `tavo tool …`.
+pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
+    let registry = builtin_registry().context("building the tool registry")?;
+    match args.command {
+        ToolCommand::List { json } => {
+            if json {
+                let list: Vec<Value> = registry
+                    .operations()
+                    .map(|op| {
+                        json!({
+                            "name": op.tool_name(),
+                            "operation": op.name(),
+                            "description": op.description(),
+                            "safety": op.safety(),
+                            "residency": op.residency(),
+                            "parameters": op.schema(),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for op in registry.operations() {
+                    let safety = match op.safety() {
+                        tavo_tools::Safety::Read => "read",
+                        tavo_tools::Safety::Write => "write",
+                        tavo_tools::Safety::Confirm => "confirm",
+                    };
+                    let first = op.description().split(". ").next().unwrap_or_default();
+                    println!("{:<28} {:<8} {}", op.tool_name(), safety, first);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolCommand::Call {
+            name,
+            arguments,
+            chat,
+            yes,
+        } => {
+            let args: Value = match serde_json::from_str(&arguments) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!(
+                        "error: the arguments are not valid JSON ({e}); pass one JSON object"
+                    );
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let store = tavo_store::Store::open(ctx.data_dir())
+                .with_context(|| format!("opening the library in {}", ctx.data_dir().display()))?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let envelope = runtime.block_on(async {
+                let mut budget = ReplyBudget::default();
+                let Some(op) = registry.get(&name) else {
+                    let e = tavo_tools::ToolError::new(
+                        tavo_tools::ErrorCode::UnknownTool,
+                        format!("there is no tool named {name}; run `tavo tool list`"),
+                    );
+                    return Ok::<Value, anyhow::Error>(complete(Err(e), &mut budget).envelope);
+                };
+                let tool = op.tool_name().to_owned();
+                // Arguments are checked before anything else, exactly as at the model door.
+                if let Err(e) = op.validate(&if args.is_null() { json!({}) } else { args.clone() }) {
+                    return Ok(complete(Err(e), &mut budget).envelope);
+                }
+                let policy = ApprovalPolicy::load(&store).unwrap_or_default();
+                match policy.decide(chat, &tool, op.safety()) {
+                    Decision::Refuse => return Ok(complete(Err(refused(&tool)), &mut budget).envelope),
+                    Decision::Confirm if !yes => {
+                        eprintln!("{tool} changes your library and asks for confirmation; re-run with --yes to allow it");
+                        return Ok(complete(Err(declined(&tool)), &mut budget).envelope);
+                    }
+                    _ => {}
+                }
+                let mut op_ctx = OpContext::new(store.clone(), registry.clone(), chat);
+                op_ctx.services = std::sync::Arc::new(services(&store));
+                let mut step = registry.call(&tool, args, op_ctx, &mut budget).await;
+                loop {
+                    match step {
+                        CallStep::Finished(done) => return Ok(done.envelope),
+                        CallStep::Paused { question, resume } => {
+                            let answer = ask_on_terminal(&question)?;
+                            step = tavo_tools::Registry::resume(resume, answer, &mut budget).await;
+                        }
+                    }
+                }
+            })?;
+            println!("{}", serde_json::to_string_pretty(&envelope)?);
+            let ok = envelope.get("ok").and_then(Value::as_bool).unwrap_or(false);
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+    }
+}
+
+/// The services a call from the terminal gets: the web tools (with the saved default search
+/// API); no image or TTS provider exists yet.
+fn services(store: &tavo_store::Store) -> tavo_tools::Services {
+    let web = tavo_web::WebFetcher::new(tavo_web::FetchPolicy::default())
+        .ok()
+        .map(|fetcher| {
+            let settings = tavo_tools::web::load_search_settings(store);
+            let client = tavo_web::search::TavilyClient::new().ok();
+            std::sync::Arc::new(tavo_tools::web::WebAdapter::new(
+                std::sync::Arc::new(fetcher),
+                client,
+                &settings,
+            )) as std::sync::Arc<dyn tavo_tools::context::WebTools>
+        });
+    tavo_tools::Services {
+        web,
+        ..Default::default()
+    }
+}
+
+/// Asks a paused call's question on the terminal; without a terminal the question is cancelled.
+fn ask_on_terminal(q: &Question) -> anyhow::Result<UserAnswer> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        eprintln!("(no terminal to ask: {:?} — cancelled)", q.question);
+        return Ok(UserAnswer::Cancelled);
+    }
+    let mut err = std::io::stderr();
+    writeln!(err, "? {}", q.question)?;
+    for (i, o) in q.options.iter().enumerate() {
+        let mark = if q.default_value.as_deref() == Some(o.value.as_str()) {
+            " (default)"
+        } else {
+            ""
+        };
+        let desc = o
+            .description
+            .as_deref()
+            .map(|d| format!(" — {d}"))
+            .unwrap_or_default();
+        writeln!(err, "  {}. {}{}{}", i + 1, o.label, desc, mark)?;
+    }
+    let hint = match (q.options.is_empty(), q.allow_other) {
+        (true, _) => q
+            .placeholder
+            .clone()
+            .unwrap_or_else(|| "type your answer".into()),
+        (false, true) => "a number, or type your own answer".into(),
+        (false, false) => "a number".into(),
+    };
+    loop {
+        write!(err, "[{hint}; empty line cancels] > ")?;
+        err.flush()?;
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            return Ok(UserAnswer::Cancelled);
+        }
+        let line = line.trim();
+        if line.is_empty() {
+            if let Some(d) = &q.default_value
+                && q.options.iter().any(|o| &o.value == d)
+            {
+                return Ok(UserAnswer::Option { value: d.clone() });
+            }
+            return Ok(UserAnswer::Cancelled);
+        }
+        if let Ok(n) = line.parse::<usize>()
+            && let Some(o) = n.checked_sub(1).and_then(|i| q.options.get(i))
+        {
+            return Ok(UserAnswer::Option {
+                value: o.value.clone(),
+            });
+        }
+        if let Some(o) = q.options.iter().find(|o| o.value == line) {
+            return Ok(UserAnswer::Option {
+                value: o.value.clone(),
+            });
+        }
+        if q.allow_other {
+            return Ok(UserAnswer::Custom {
+                text: line.to_owned(),
+            });
+        }
+        writeln!(err, "please choose one of the numbers above")?;
+    }
+}

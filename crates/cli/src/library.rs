@@ -1,0 +1,21 @@
+//! What the library commands (`import`, `list`, `show`, `export`, `delete`) share: the KIND
+//! argument and opening the store.
+
+use anyhow::Context as _;
+use tavo_store::{AssetKind, Store};
+
+use crate::context::Context;
+
+/// Parses a KIND argument (`character`, `characters`, `regex`, …) for clap; an unknown kind is
+/// a usage error (exit 2) that lists the accepted ones.
+pub fn parse_kind(value: &str) -> Result<AssetKind, String> {
+    AssetKind::parse(value).ok_or_else(|| {
+        format!("unknown kind {value:?}; use one of: character, persona, preset, lorebook, regex, chat (plurals accepted)")
+    })
+}
+
+/// Opens the library of the resolved data directory.
+pub fn open_store(ctx: &Context) -> anyhow::Result<Store> {
+    Store::open(ctx.data_dir())
+        .with_context(|| format!("cannot open the library in {}", ctx.data_dir().display()))
+}

@@ -1,0 +1,366 @@
+//! The engine: starts replies, owns them while they live, finds them again by id or chat.
+//!
+//! A reply is owned here, not by whoever started it: dropping every handle does not stop it,
+//! switching the "current chat" elsewhere never redirects it (its chat is fixed at start), and
+//! at most one reply lives per chat.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tavo_llm::connection::SETTINGS_KEY;
+use tavo_llm::{Client, ConnectionBook, Endpoint};
+use tavo_model::{ChatId, Message, Role};
+use tavo_prompt::PromptEngine;
+use tavo_store::Store;
+use tavo_tools::web::{WebAdapter, load_search_settings};
+use tavo_tools::{GenerationKind, Registry, Services, ToolSettings};
+use tavo_web::search::TavilyClient;
+use tavo_web::{FetchPolicy, WebFetcher};
+
+use crate::control::Control;
+use crate::error::EngineError;
+use crate::event::ReplyEvent;
+use crate::hub::{EventHub, Subscription};
+use crate::interaction::{Interaction, RespondError, Response};
+use crate::limits::Limits;
+use crate::status::{ReplyRecord, ReplyStatus, now, recover_interrupted};
+use crate::task::{ReplyTask, Target};
+use crate::toolcall::ExtensionRunner;
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyRequest {
+    /// The chat the reply belongs to, for its whole life.
+    pub chat: i64,
+    /// Normal, regenerate, swipe, continue, impersonate or quiet.
+    pub kind: GenerationKind,
+    /// The user's message, stored before the prompt is built (normal replies).
+    pub message: Option<String>,
+    /// Connection name; the default connection when `None`.
+    pub connection: Option<String>,
+    /// Limits instead of the `tools.*` settings (tests, per-request overrides).
+    pub limits: Option<Limits>,
+}
+
+impl ReplyRequest {
+    /// A normal reply to `message` in `chat` over the default connection.
+    pub fn normal(chat: i64, message: impl Into<String>) -> Self {
+        Self {
+            chat,
+            kind: GenerationKind::Normal,
+            message: Some(message.into()),
+            connection: None,
+            limits: None,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) services: Arc<Services>,
+    pub(crate) client: Client,
+    pub(crate) prompt: Arc<PromptEngine>,
+    pub(crate) extensions: Option<Arc<dyn ExtensionRunner>>,
+    /// The web fetcher and search client; each reply gets its own adapter (fetch cursors live
+    /// only as long as their reply).
+    web: Option<(Arc<WebFetcher>, Option<TavilyClient>)>,
+    live: Mutex<HashMap<i64, ReplyHandle>>,
+}
+
+impl Inner {
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<i64, ReplyHandle>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The services of one reply: the engine's, plus a fresh web adapter when the caller did
+    /// not bring its own web tools.
+    pub(crate) fn reply_services(&self) -> Arc<Services> {
+        match (&self.web, &self.services.web) {
+            (Some((fetcher, tavily)), None) => {
+                let settings = load_search_settings(&self.store);
+                let mut services = (*self.services).clone();
+                services.web = Some(Arc::new(WebAdapter::new(
+                    fetcher.clone(),
+                    tavily.clone(),
+                    &settings,
+                )));
+                Arc::new(services)
+            }
+            _ => self.services.clone(),
+        }
+    }
+
+    pub(crate) fn forget(&self, chat: i64, id: &str) {
+        let mut live = self.live();
+        if live.get(&chat).is_some_and(|h| &*h.id == id) {
+            live.remove(&chat);
+        }
+    }
+}
+
+/// The reply engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("live", &self.inner.live().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `store` with the built-in `registry` and `services`.
+    pub fn new(
+        store: Store,
+        registry: Arc<Registry>,
+        services: Arc<Services>,
+    ) -> Result<Self, EngineError> {
+        let client = Client::new().map_err(|e| EngineError::Internal(e.message))?;
+        Ok(Self::with_client(store, registry, services, client, None).with_web())
+    }
+
+    /// Gives replies `tavo_web_fetch` (and `tavo_web_search` when a complete default search
+    /// API is saved). Without it, the web tools answer `resource_not_found`.
+    pub fn with_web(mut self) -> Self {
+        let fetcher = match WebFetcher::new(FetchPolicy::default()) {
+            Ok(f) => Arc::new(f),
+            Err(e) => {
+                tracing::warn!(error = %e, "web fetch is unavailable");
+                return self;
+            }
+        };
+        let tavily = TavilyClient::new()
+            .map_err(|e| tracing::warn!(error = %e, "web search is unavailable"))
+            .ok();
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.web = Some((fetcher, tavily));
+        }
+        self
+    }
+
+    /// An engine with an explicit HTTP client (retries, time-outs) and extension runner.
+    pub fn with_client(
+        store: Store,
+        registry: Arc<Registry>,
+        services: Arc<Services>,
+        client: Client,
+        extensions: Option<Arc<dyn ExtensionRunner>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                registry,
+                services,
+                client,
+                prompt: Arc::new(PromptEngine::new()),
+                extensions,
+                web: None,
+                live: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Marks replies a dead process left `running` or `waiting` as `cancelled` (seed: never
+    /// replayed). Call once at start-up.
+    pub fn recover(&self) -> Result<Vec<ReplyRecord>, EngineError> {
+        Ok(recover_interrupted(&self.inner.store)?)
+    }
+
+    /// The live reply with this id.
+    pub fn reply(&self, id: &str) -> Option<ReplyHandle> {
+        self.inner.live().values().find(|h| &*h.id == id).cloned()
+    }
+
+    /// The live reply of a chat.
+    pub fn reply_for_chat(&self, chat: i64) -> Option<ReplyHandle> {
+        self.inner.live().get(&chat).cloned()
+    }
+
+    /// Every live reply.
+    pub fn live(&self) -> Vec<ReplyHandle> {
+        self.inner.live().values().cloned().collect()
+    }
+
+    /// Starts a reply and returns its handle at once; the reply runs on the tokio runtime.
+    /// Errors here mean nothing was started and nothing was written.
+    pub fn start(&self, req: ReplyRequest) -> Result<ReplyHandle, EngineError> {
+        let inner = &self.inner;
+        let store = &inner.store;
+        let chat = store
+            .chat_get(ChatId(req.chat))?
+            .ok_or(EngineError::ChatNotFound(req.chat))?;
+        if let Some(h) = self.reply_for_chat(req.chat)
+            && h.status().is_live()
+        {
+            return Err(EngineError::Busy(req.chat, h.id.to_string()));
+        }
+        let book = ConnectionBook::from_setting(store.setting_get(SETTINGS_KEY)?)?;
+        let connection = book.pick(req.connection.as_deref())?.clone();
+        let parameters = book.effective_parameters(&connection);
+        let endpoint = Endpoint {
+            protocol: connection.protocol,
+            base_url: connection.base_url.clone(),
+            api_key: connection.resolve_key()?,
+        };
+        let settings = ToolSettings::load(store)?;
+        let limits = req
+            .limits
+            .unwrap_or_else(|| Limits::from_settings(&settings));
+        let target = self.prepare_target(&req, &chat)?;
+        let id = format!("rpl_{}", uuid::Uuid::new_v4().simple());
+        let started = now();
+        let record = ReplyRecord {
+            id: id.clone(),
+            chat_id: req.chat,
+            message_id: None,
+            status: ReplyStatus::Running,
+            pid: std::process::id(),
+            started_at: started.clone(),
+            updated_at: started,
+        };
+        record.save(store)?;
+        let control = Control::new(EventHub::new(&id), Some((store.clone(), record)));
+        let handle = ReplyHandle {
+            id: Arc::from(id.as_str()),
+            chat: req.chat,
+            control: control.clone(),
+        };
+        inner.live().insert(req.chat, handle.clone());
+        let task = ReplyTask::new(
+            self.inner.clone(),
+            control,
+            id,
+            req.chat,
+            req.kind,
+            target,
+            endpoint,
+            connection.model.clone(),
+            parameters,
+            settings,
+            limits,
+        );
+        tokio::spawn(task.run());
+        Ok(handle)
+    }
+
+    /// Writes what must exist before the prompt is built (the user's message; a regenerate
+    /// removes the answer it replaces) and decides which message the reply writes.
+    fn prepare_target(
+        &self,
+        req: &ReplyRequest,
+        _chat: &tavo_model::Chat,
+    ) -> Result<Target, EngineError> {
+        let store = &self.inner.store;
+        let chat = ChatId(req.chat);
+        let last = store.messages_last(chat, 1)?.pop();
+        let has_history = last.is_some();
+        let last_assistant = last.filter(|m| m.role == Role::Assistant && m.id.is_some());
+        match req.kind {
+            GenerationKind::Normal => {
+                let text = req
+                    .message
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty());
+                match text {
+                    Some(text) => {
+                        let mut m = Message::new(Role::User, text);
+                        m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
+                        store.message_append(chat, &m)?;
+                    }
+                    None if !has_history => return Err(EngineError::NoMessage),
+                    None => {}
+                }
+                Ok(Target::New)
+            }
+            GenerationKind::Regenerate => {
+                if let Some(m) = last_assistant.and_then(|m| m.id) {
+                    store.message_delete(m)?;
+                }
+                Ok(Target::New)
+            }
+            GenerationKind::Swipe => last_assistant
+                .map(Target::Swipe)
+                .ok_or(EngineError::NothingToContinue("swipe")),
+            GenerationKind::Continue => last_assistant
+                .map(Target::Continue)
+                .ok_or(EngineError::NothingToContinue("continue")),
+            GenerationKind::Impersonate => Ok(Target::Draft),
+            GenerationKind::Quiet => Ok(Target::Nothing),
+        }
+    }
+}
+
+/// A handle on one reply. Dropping it does not stop the reply.
+#[derive(Clone)]
+pub struct ReplyHandle {
+    id: Arc<str>,
+    chat: i64,
+    control: Arc<Control>,
+}
+
+impl std::fmt::Debug for ReplyHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyHandle")
+            .field("id", &self.id)
+            .field("chat", &self.chat)
+            .finish()
+    }
+}
+
+impl ReplyHandle {
+    /// The reply id (`rpl_…`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The chat the reply belongs to.
+    pub fn chat(&self) -> i64 {
+        self.chat
+    }
+
+    /// Where it stands.
+    pub fn status(&self) -> ReplyStatus {
+        self.control.status()
+    }
+
+    /// Events after sequence number `after` (0 = all still in the log), then live ones.
+    pub fn subscribe(&self, after: u64) -> Subscription {
+        self.control.hub.subscribe(after)
+    }
+
+    /// Events after `after` still in the log (SSE `Last-Event-ID` replay).
+    pub fn events_since(&self, after: u64) -> Vec<ReplyEvent> {
+        self.control.hub.since(after)
+    }
+
+    /// What the reply waits for, with the id to answer it.
+    pub fn pending(&self) -> Option<(u64, Interaction)> {
+        self.control.pending()
+    }
+
+    /// Answers the pending interaction `pending_id`.
+    pub fn respond(&self, pending_id: u64, response: Response) -> Result<(), RespondError> {
+        self.control.respond(pending_id, response)
+    }
+
+    /// Cancels the reply (also while it waits).
+    pub fn cancel(&self) {
+        self.control.cancel();
+    }
+
+    /// Waits until the reply ends; returns its final status.
+    pub async fn wait(&self) -> ReplyStatus {
+        self.control.ended().await
+    }
+}

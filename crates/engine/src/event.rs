@@ -1,0 +1,94 @@
+//! What a reply tells its watchers: one event type, numbered per reply.
+//!
+//! Every event carries a sequence number that grows by one per event of the same reply, so a
+//! relay (the server's SSE endpoint) can use it as the event id and replay from a
+//! `Last-Event-ID`. Serialized as one JSON object with a `type` field; this is the contract of
+//! `tavo reply --json` (one event per line).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::interaction::Interaction;
+use crate::status::ReplyStatus;
+use crate::summary::ToolCallSummary;
+
+/// One reply event with its position in the reply's stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyEvent {
+    /// 1 for the first event of a reply, then +1 per event.
+    pub seq: u64,
+    /// The reply this event belongs to.
+    pub reply_id: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The reply started on its chat; `messageId` is the message it writes (when it writes one).
+    Started {
+        #[serde(rename = "chatId")]
+        chat_id: i64,
+        #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
+        message_id: Option<i64>,
+        kind: tavo_tools::GenerationKind,
+    },
+    /// A model request of round `round` (0-based) was sent with `tools` tools offered.
+    Round { round: u32, tools: Vec<String> },
+    /// Visible answer text.
+    TextDelta { text: String },
+    /// Reasoning text, shown apart from the answer.
+    ReasoningDelta { text: String },
+    /// A tool call card: created when the call is about to run, updated when it finishes.
+    ToolCall {
+        #[serde(flatten)]
+        call: ToolCallSummary,
+    },
+    /// The reply paused for the user (status `waiting`); answer with the `pendingId`.
+    Waiting {
+        #[serde(rename = "pendingId")]
+        pending_id: u64,
+        #[serde(flatten)]
+        interaction: Interaction,
+    },
+    /// The user answered; the reply runs again.
+    Resumed {
+        #[serde(rename = "pendingId")]
+        pending_id: u64,
+    },
+    /// Something worth knowing that is not a failure (a limit reached, a dropped block).
+    Warning { message: String },
+    /// The reply ended. `text` is the whole visible answer (all rounds), `status` is
+    /// `finished`, `cancelled` or `failed`.
+    Finished {
+        status: ReplyStatus,
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Value>,
+    },
+    /// The reply failed; a `finished` event with status `failed` follows.
+    Error { message: String },
+}
+
+impl ReplyEvent {
+    /// The JSON line of `tavo reply --json`.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                r#"{{"seq":{},"type":"warning","message":"event not serializable: {e}"}}"#,
+                self.seq
+            )
+        })
+    }
+
+    /// Whether this is the last event of the reply.
+    pub fn is_final(&self) -> bool {
+        matches!(self.kind, EventKind::Finished { .. })
+    }
+}

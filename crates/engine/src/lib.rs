@@ -1,0 +1,41 @@
+//! One reply: build the prompt, stream the model, run tool calls, loop within limits, persist
+//! as it goes.
+//!
+//! Code map:
+//! - [`engine`]: [`Engine`] starts and owns replies ([`ReplyRequest`] → [`ReplyHandle`]).
+//! - `task`: the loop of one reply (prompt → stream → calls → loop), checkpoints.
+//! - [`toolcall`]: the gates every call goes through, in order, and the per-call time-out.
+//! - [`control`]: status, cancellation and the pending interaction of a live reply.
+//! - [`hub`]: the numbered, bounded event stream; [`event`]: its events.
+//! - [`interaction`]: confirmations and questions, and the user's answers.
+//! - [`status`]: persisted reply status and start-up recovery.
+//! - [`summary`]: compact cards kept in messages, full records sent to the audit log.
+//! - [`limits`], [`settings`]: the adjustable limits and the settings catalogue.
+//! - [`prompt`]: the base prompt as canonical messages, the tool-use hint.
+
+pub mod control;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod hub;
+pub mod interaction;
+pub mod limits;
+pub mod prompt;
+pub mod settings;
+pub mod status;
+pub mod summary;
+mod task;
+pub mod toolcall;
+
+pub use control::{Cancelled, Control};
+pub use engine::{Engine, ReplyHandle, ReplyRequest};
+pub use error::EngineError;
+pub use event::{EventKind, ReplyEvent};
+pub use hub::{EventHub, Gap, Subscription};
+pub use interaction::{Interaction, RespondError, Response};
+pub use limits::Limits;
+pub use status::{ReplyRecord, ReplyStatus, recover_interrupted};
+pub use summary::{CallStatus, ToolCallSummary};
+pub use task::CHECKPOINT_INTERVAL;
+pub use tavo_tools::GenerationKind;
+pub use toolcall::{CallOutcome, CallRunner, ExtensionRunner, ModelCall};

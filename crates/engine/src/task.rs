@@ -1,0 +1,552 @@
+//! The body of one reply: prompt → stream → calls → loop, persisting as it goes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tavo_llm::{
+    ChatRequest, ChatResponse, Endpoint, Message, Parameters, Part, ReplyBuilder, Role,
+    StreamEvent, ToolChoice, ToolDecl, Usage,
+};
+use tavo_model::{ChatId, MessageId};
+use tavo_store::Store;
+use tavo_tools::exposure::{Availability, hint_for_round};
+use tavo_tools::{ExposedSet, GenerationKind, ToolSettings};
+
+use crate::control::{Cancelled, Control};
+use crate::engine::Inner;
+use crate::event::EventKind;
+use crate::limits::{Limits, interleaved};
+use crate::prompt::{self, BasePrompt, PromptKnobs};
+use crate::status::{ReplyStatus, set_message_status};
+use crate::summary::{AuditRecord, MESSAGE_CALLS_KEY, ToolCallSummary};
+use crate::toolcall::{CallRunner, ModelCall};
+
+/// Partial text is written to the message at least this often while it streams.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Which message a reply writes.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// A new assistant message (normal, regenerate).
+    New,
+    /// Appends to this assistant message (continue).
+    Continue(tavo_model::Message),
+    /// Adds a swipe to this assistant message.
+    Swipe(tavo_model::Message),
+    /// The chat's input draft (impersonate writes the user's next message, never sends it).
+    Draft,
+    /// Nothing is stored (quiet).
+    Nothing,
+}
+
+enum Stop {
+    Cancelled,
+    Failed(String),
+}
+
+impl From<Cancelled> for Stop {
+    fn from(_: Cancelled) -> Self {
+        Stop::Cancelled
+    }
+}
+
+pub(crate) struct ReplyTask {
+    inner: Arc<Inner>,
+    control: Arc<Control>,
+    id: String,
+    chat: i64,
+    kind: GenerationKind,
+    target: Target,
+    endpoint: Endpoint,
+    model: String,
+    parameters: Parameters,
+    settings: ToolSettings,
+    limits: Limits,
+    /// The message being written, as last stored.
+    message: Option<tavo_model::Message>,
+    /// Text the message had before this reply (continue).
+    base_text: String,
+    text: String,
+    reasoning: String,
+    cards: Vec<ToolCallSummary>,
+    usage: Usage,
+    dirty: bool,
+    last_checkpoint: Instant,
+    /// The next text delta starts a new paragraph (a later round's text).
+    new_paragraph: bool,
+}
+
+impl ReplyTask {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        control: Arc<Control>,
+        id: String,
+        chat: i64,
+        kind: GenerationKind,
+        target: Target,
+        endpoint: Endpoint,
+        model: String,
+        parameters: Parameters,
+        settings: ToolSettings,
+        limits: Limits,
+    ) -> Self {
+        Self {
+            inner,
+            control,
+            id,
+            chat,
+            kind,
+            target,
+            endpoint,
+            model,
+            parameters,
+            settings,
+            limits,
+            message: None,
+            base_text: String::new(),
+            text: String::new(),
+            reasoning: String::new(),
+            cards: Vec::new(),
+            usage: Usage::default(),
+            dirty: false,
+            last_checkpoint: Instant::now(),
+            new_paragraph: false,
+        }
+    }
+
+    fn message_id(&self) -> Option<i64> {
+        self.message.as_ref().and_then(|m| m.id).map(|id| id.0)
+    }
+
+    pub(crate) async fn run(mut self) {
+        let outcome = self.drive().await;
+        let status = match outcome {
+            Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
+            Ok(()) => ReplyStatus::Finished,
+            Err(Stop::Cancelled) => ReplyStatus::Cancelled,
+            Err(Stop::Failed(message)) => {
+                self.control.hub.publish(EventKind::Error { message });
+                ReplyStatus::Failed
+            }
+        };
+        self.finish(status).await;
+        self.inner.forget(self.chat, &self.id);
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = self.inner.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| format!("internal task failed: {e}"))?
+    }
+
+    async fn drive(&mut self) -> Result<(), Stop> {
+        let knobs = PromptKnobs {
+            model: self.model.clone(),
+            context_tokens: self.parameters.context_length,
+            response_tokens: self.parameters.max_output_tokens,
+        };
+        let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
+        let base: BasePrompt = self
+            .blocking(move |store| {
+                prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(Stop::Failed)?;
+        self.open_message(&base).await.map_err(Stop::Failed)?;
+        self.control
+            .set_status(ReplyStatus::Running, self.message_id());
+        self.control.hub.publish(EventKind::Started {
+            chat_id: self.chat,
+            message_id: self.message_id(),
+            kind: self.kind,
+        });
+
+        let services = self.inner.reply_services();
+        let avail = Availability {
+            web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
+            extensions: !services.extensions.is_empty(),
+        };
+        let mut exposed =
+            ExposedSet::initial(&self.inner.registry, &self.settings, self.kind, avail);
+        let may_call = self.settings.enabled && self.kind.can_perform_tool_calls();
+        if may_call && !self.settings.dynamic_loading {
+            exposed.expose(services.extensions.all().into_iter().map(|t| t.name));
+        }
+        let mut runner = CallRunner::new(
+            self.inner.registry.clone(),
+            services.clone(),
+            self.inner.store.clone(),
+            self.chat,
+            &self.id,
+            self.limits,
+            exposed,
+        )
+        .with_extensions(self.inner.extensions.clone());
+
+        let mut rounds: Vec<Message> = Vec::new();
+        let mut tool_rounds = 0u32;
+        for round in 0.. {
+            if self.control.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            let can_call_now = may_call && tool_rounds < self.limits.recursion_limit;
+            let tools = if may_call {
+                self.declarations(runner.exposed())
+            } else {
+                Vec::new()
+            };
+            let offered: Vec<String> = if can_call_now {
+                tools.iter().map(|t| t.name.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            let hint = if can_call_now {
+                hint_for_round(tools.len())
+            } else {
+                None
+            };
+            let mut req =
+                ChatRequest::new(self.model.clone(), prompt::with_hint(&base.messages, hint));
+            req.messages.extend(rounds.iter().cloned());
+            if !tools.is_empty() && !can_call_now {
+                req.tool_choice = ToolChoice::None;
+            }
+            req.tools = tools;
+            self.parameters.apply(&mut req);
+            req.reasoning.interleaved = interleaved(self.settings.reasoning_mode);
+            self.control.hub.publish(EventKind::Round {
+                round,
+                tools: offered,
+            });
+            // Text of a later round starts a new paragraph of the same message.
+            self.new_paragraph = round > 0;
+            let (response, argument_errors) = self.stream(&req).await?;
+            for w in &response.warnings {
+                self.control
+                    .hub
+                    .publish(EventKind::Warning { message: w.clone() });
+            }
+            self.usage.merge(&response.usage);
+            if let Some((_, message)) = &response.error {
+                return Err(Stop::Failed(message.clone()));
+            }
+            let calls = model_calls(&response, &argument_errors);
+            if calls.is_empty() || !may_call {
+                return Ok(());
+            }
+            if !can_call_now {
+                self.control.hub.publish(EventKind::Warning {
+                    message: format!(
+                        "the model asked for tools after the recursion limit ({} rounds); the calls were not run",
+                        self.limits.recursion_limit
+                    ),
+                });
+                return Ok(());
+            }
+            rounds.push(response.message.clone());
+            let mut results = Vec::with_capacity(calls.len());
+            let mut audits: Vec<AuditRecord> = Vec::with_capacity(calls.len());
+            let mut all_stealth = true;
+            let mut cancelled = false;
+            for call in &calls {
+                let outcome = runner.execute(call, &self.control, self.message_id()).await;
+                all_stealth &= outcome.card.stealth;
+                if !outcome.card.stealth {
+                    self.cards.push(outcome.card);
+                }
+                results.push(outcome.result);
+                audits.push(outcome.audit);
+                if outcome.cancelled {
+                    cancelled = true;
+                    break;
+                }
+            }
+            self.write_audit(audits).await;
+            self.dirty = true;
+            self.checkpoint(ReplyStatus::Running).await;
+            if cancelled {
+                return Err(Stop::Cancelled);
+            }
+            rounds.push(Message {
+                role: Role::Tool,
+                parts: results,
+            });
+            if all_stealth {
+                // Stealth results stay out of the visible history and trigger no follow-up.
+                return Ok(());
+            }
+            tool_rounds += 1;
+        }
+        Ok(())
+    }
+
+    /// Declarations of every tool the model may see now: built-ins, then extension tools.
+    fn declarations(&self, exposed: &ExposedSet) -> Vec<ToolDecl> {
+        let registry = &self.inner.registry;
+        let extensions = &self.inner.services.extensions;
+        exposed
+            .names()
+            .iter()
+            .filter_map(|name| match registry.declaration(name) {
+                Some(d) => Some(ToolDecl {
+                    name: d.name,
+                    description: d.description,
+                    parameters: d.parameters,
+                    strict: false,
+                }),
+                None => extensions.get(name).map(|t| ToolDecl {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.parameters,
+                    strict: false,
+                }),
+            })
+            .collect()
+    }
+
+    /// Streams one model round: deltas become events and checkpoints; the reply's
+    /// cancellation stops it at once.
+    async fn stream(
+        &mut self,
+        req: &ChatRequest,
+    ) -> Result<(ChatResponse, HashMap<String, String>), Stop> {
+        let control = self.control.clone();
+        let client = self.inner.client.clone();
+        let mut stream = tokio::select! {
+            r = client.send(&self.endpoint, req) => r.map_err(|e| Stop::Failed(e.message))?,
+            () = control.cancelled() => return Err(Stop::Cancelled),
+        };
+        let mut builder = ReplyBuilder::new();
+        let mut argument_errors = HashMap::new();
+        loop {
+            let deadline =
+                tokio::time::Instant::from_std(self.last_checkpoint + CHECKPOINT_INTERVAL);
+            tokio::select! {
+                biased;
+                () = control.cancelled() => {
+                    self.checkpoint(ReplyStatus::Running).await;
+                    return Err(Stop::Cancelled);
+                }
+                event = stream.next() => {
+                    let Some(event) = event else { break };
+                    match &event {
+                        StreamEvent::TextDelta { text } => {
+                            let mut text = text.clone();
+                            if std::mem::take(&mut self.new_paragraph) && !self.text.is_empty() {
+                                text.insert_str(0, "\n\n");
+                            }
+                            self.text.push_str(&text);
+                            self.dirty = true;
+                            control.hub.publish(EventKind::TextDelta { text });
+                        }
+                        StreamEvent::ReasoningDelta { text } => {
+                            self.reasoning.push_str(text);
+                            self.dirty = true;
+                            control.hub.publish(EventKind::ReasoningDelta { text: text.clone() });
+                        }
+                        StreamEvent::ToolCall { id, arguments_error: Some(e), .. } => {
+                            argument_errors.insert(id.clone(), e.clone());
+                        }
+                        _ => {}
+                    }
+                    builder.push(&event);
+                    if self.dirty && self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
+                        self.checkpoint(ReplyStatus::Running).await;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline), if self.dirty => {
+                    self.checkpoint(ReplyStatus::Running).await;
+                }
+            }
+        }
+        Ok((builder.finish(), argument_errors))
+    }
+
+    /// Creates or picks the message this reply writes.
+    async fn open_message(&mut self, base: &BasePrompt) -> Result<(), String> {
+        let chat = ChatId(self.chat);
+        let id = self.id.clone();
+        let message = match self.target.clone() {
+            Target::New => {
+                let mut m = tavo_model::Message::new(tavo_model::Role::Assistant, "");
+                m.character_id = base.speaker_id;
+                m.name = base.speaker_name.clone();
+                m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
+                set_message_status(&mut m.extra, &id, ReplyStatus::Running);
+                let stored = m.clone();
+                let new_id = self
+                    .blocking(move |store| {
+                        store
+                            .message_append(chat, &stored)
+                            .map_err(|e| e.to_string())
+                    })
+                    .await?;
+                m.id = Some(new_id);
+                Some(m)
+            }
+            Target::Continue(m) => {
+                self.base_text = m.content.clone();
+                self.cards = crate::summary::cards_of(&m.extra);
+                Some(m)
+            }
+            Target::Swipe(mut m) => {
+                if m.swipes.is_empty() {
+                    m.swipes.push(m.content.clone());
+                }
+                m.swipes.push(String::new());
+                m.swipe_id = Some(m.swipes.len() as u64 - 1);
+                m.extra.remove(MESSAGE_CALLS_KEY);
+                Some(m)
+            }
+            Target::Draft | Target::Nothing => None,
+        };
+        self.message = message;
+        Ok(())
+    }
+
+    /// Writes the partial (or final) reply into its message.
+    async fn checkpoint(&mut self, status: ReplyStatus) {
+        self.last_checkpoint = Instant::now();
+        if !std::mem::take(&mut self.dirty) {
+            return;
+        }
+        let Some(mut m) = self.message.clone() else {
+            return;
+        };
+        let content = format!("{}{}", self.base_text, self.text);
+        if let (Some(i), Target::Swipe(_)) = (m.swipe_id, &self.target)
+            && let Some(slot) = m.swipes.get_mut(i as usize)
+        {
+            slot.clone_from(&content);
+        }
+        m.content = content;
+        if !self.reasoning.is_empty() {
+            m.reasoning = Some(self.reasoning.clone());
+        }
+        if self.cards.is_empty() {
+            m.extra.remove(MESSAGE_CALLS_KEY);
+        } else {
+            m.extra.insert(
+                MESSAGE_CALLS_KEY.into(),
+                serde_json::to_value(&self.cards).unwrap_or(Value::Null),
+            );
+        }
+        set_message_status(&mut m.extra, &self.id, status);
+        let stored = m.clone();
+        match self
+            .blocking(move |store| {
+                store
+                    .message_update(&stored, None)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+        {
+            Ok(_) => self.message = Some(m),
+            Err(e) => tracing::warn!(error = %e, reply = %self.id, "cannot checkpoint the reply"),
+        }
+    }
+
+    async fn write_audit(&self, audits: Vec<AuditRecord>) {
+        if audits.is_empty() {
+            return;
+        }
+        let written = self
+            .blocking(move |store| {
+                store
+                    .write(|tx| {
+                        for a in &audits {
+                            tx.audit_append(&a.action(), Some(&a.target()), &a.details())?;
+                        }
+                        Ok(())
+                    })
+                    .map_err(|e| e.to_string())
+            })
+            .await;
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "cannot write the tool audit");
+        }
+    }
+
+    async fn finish(&mut self, status: ReplyStatus) {
+        self.dirty = true;
+        let empty = self.text.is_empty() && self.cards.is_empty() && self.reasoning.is_empty();
+        match (&self.target, self.message_id()) {
+            (Target::New, Some(id)) if empty && status != ReplyStatus::Finished => {
+                // Nothing was said: leave no empty bubble behind.
+                let removed = self
+                    .blocking(move |store| {
+                        store
+                            .message_delete(MessageId(id))
+                            .map_err(|e| e.to_string())
+                    })
+                    .await;
+                if let Err(e) = removed {
+                    tracing::warn!(error = %e, "cannot remove the empty reply message");
+                }
+                self.message = None;
+            }
+            _ => self.checkpoint(status).await,
+        }
+        if matches!(self.target, Target::Draft) && status == ReplyStatus::Finished {
+            let (chat, text) = (self.chat, self.text.clone());
+            let saved = self
+                .blocking(move |store| {
+                    store
+                        .chat_state_set(
+                            ChatId(chat),
+                            tavo_tools::ops::input::DRAFT_KEY,
+                            &Value::String(text),
+                        )
+                        .map_err(|e| e.to_string())
+                })
+                .await;
+            if let Err(e) = saved {
+                tracing::warn!(error = %e, "cannot put the impersonation into the input draft");
+            }
+        }
+        self.control.set_status(status, self.message_id());
+        let usage = serde_json::to_value(&self.usage)
+            .ok()
+            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()));
+        self.control.hub.publish(EventKind::Finished {
+            status,
+            text: self.text.clone(),
+            reasoning: (!self.reasoning.is_empty()).then(|| self.reasoning.clone()),
+            usage,
+        });
+    }
+}
+
+/// The calls of a response, in the order the provider returned them.
+fn model_calls(
+    response: &ChatResponse,
+    argument_errors: &HashMap<String, String>,
+) -> Vec<ModelCall> {
+    response
+        .message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some(ModelCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+                arguments_error: argument_errors.get(id).cloned(),
+            }),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,354 @@
+//! Connections: a named provider endpoint (source, protocol, base URL, model, key) with its own
+//! model parameters, which override the global ones (Tavo §13.3).
+//!
+//! Persistence is not this crate's business: the whole [`ConnectionBook`] is one JSON value the
+//! caller keeps under [`SETTINGS_KEY`] in the store's settings. Keys are kept with the data (as
+//! Tavo does) and never shown: every view goes through [`Connection::masked`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::protocol::Protocol;
+use crate::request::ChatRequest;
+
+/// The settings key under which the connection book is stored.
+pub const SETTINGS_KEY: &str = "llm.connections";
+
+/// Model parameters. `None` means "not set here" (fall back to the global value).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Parameters {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Streaming on/off (Tavo's advice for an empty reply: turn streaming off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    /// Context memory length in tokens: the prompt builder's budget, not sent to the provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u32>,
+}
+
+impl Parameters {
+    /// These parameters over `global`: every value set here wins.
+    pub fn over(&self, global: &Parameters) -> Parameters {
+        Parameters {
+            temperature: self.temperature.or(global.temperature),
+            top_p: self.top_p.or(global.top_p),
+            top_k: self.top_k.or(global.top_k),
+            max_output_tokens: self.max_output_tokens.or(global.max_output_tokens),
+            stream: self.stream.or(global.stream),
+            context_length: self.context_length.or(global.context_length),
+        }
+    }
+
+    /// Writes the sampling parameters and the streaming switch into a request.
+    pub fn apply(&self, req: &mut ChatRequest) {
+        let s = &mut req.sampling;
+        s.temperature = self.temperature.or(s.temperature);
+        s.top_p = self.top_p.or(s.top_p);
+        s.top_k = self.top_k.or(s.top_k);
+        s.max_output_tokens = self.max_output_tokens.or(s.max_output_tokens);
+        if let Some(stream) = self.stream {
+            req.stream = stream;
+        }
+    }
+
+    /// Checks ranges; the message names the field.
+    pub fn validate(&self) -> Result<(), ConnectionError> {
+        if let Some(t) = self.temperature.filter(|t| !(0.0..=2.0).contains(t)) {
+            return Err(ConnectionError::Invalid(format!(
+                "parameters.temperature must be between 0 and 2, got {t}"
+            )));
+        }
+        if let Some(p) = self.top_p.filter(|p| !(0.0..=1.0).contains(p)) {
+            return Err(ConnectionError::Invalid(format!(
+                "parameters.topP must be between 0 and 1, got {p}"
+            )));
+        }
+        if self.max_output_tokens == Some(0) {
+            return Err(ConnectionError::Invalid(
+                "parameters.maxOutputTokens must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One provider connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Connection {
+    pub name: String,
+    /// The catalogue source id (`openai`, `deepseek`, `custom`, ...).
+    pub source: String,
+    pub protocol: Protocol,
+    pub base_url: String,
+    pub model: String,
+    /// The key itself, stored with the data. Never printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// Or the name of an environment variable holding it (read at request time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub parameters: Parameters,
+}
+
+/// Problems with connections.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no connection named `{0}` (see `tavo connection list`)")]
+    NotFound(String),
+    #[error("a connection named `{0}` already exists; remove it first or pick another name")]
+    Exists(String),
+    #[error(
+        "no default connection: add one with `tavo connection add ... --default` or set one with `tavo connection default NAME`"
+    )]
+    NoDefault,
+    #[error("connection `{name}`: apiKeyEnv names ${var}, which is not set")]
+    MissingEnv { name: String, var: String },
+}
+
+/// Shows the first three and last four characters of a key, or only `****` for short keys,
+/// so a user can tell keys apart without the key leaking into a terminal or a log.
+pub fn mask_key(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() < 12 {
+        return "****".into();
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+impl Connection {
+    /// Checks the fields a request needs; the message names the field.
+    pub fn validate(&self) -> Result<(), ConnectionError> {
+        if self.name.trim().is_empty() {
+            return Err(ConnectionError::Invalid("name must not be empty".into()));
+        }
+        if self.model.trim().is_empty() {
+            return Err(ConnectionError::Invalid(format!(
+                "connection `{}`: model must not be empty",
+                self.name
+            )));
+        }
+        match url::Url::parse(&self.base_url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+            _ => {
+                return Err(ConnectionError::Invalid(format!(
+                    "connection `{}`: baseUrl `{}` is not an http(s) URL (for an OpenAI-compatible server try http://host:port/v1)",
+                    self.name, self.base_url
+                )));
+            }
+        }
+        if self
+            .base_url
+            .trim_end_matches('/')
+            .ends_with("/chat/completions")
+        {
+            return Err(ConnectionError::Invalid(format!(
+                "connection `{}`: baseUrl must not end in /chat/completions; give the base (ending in /v1), tavo adds the path",
+                self.name
+            )));
+        }
+        self.parameters.validate()
+    }
+
+    /// The key to send: the stored one, else the named environment variable.
+    pub fn resolve_key(&self) -> Result<Option<String>, ConnectionError> {
+        if let Some(k) = &self.api_key {
+            return Ok(Some(k.clone()));
+        }
+        match &self.api_key_env {
+            Some(var) => std::env::var(var)
+                .map(Some)
+                .map_err(|_| ConnectionError::MissingEnv {
+                    name: self.name.clone(),
+                    var: var.clone(),
+                }),
+            None => Ok(None),
+        }
+    }
+
+    /// The connection as JSON with the key masked.
+    pub fn masked(&self) -> Value {
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(k) = &self.api_key {
+            v["apiKey"] = json!(mask_key(k));
+        }
+        v
+    }
+}
+
+/// All connections and which one is the default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionBook {
+    #[serde(default)]
+    pub connections: Vec<Connection>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// Global parameters, under every connection's own.
+    #[serde(default)]
+    pub global: Parameters,
+}
+
+impl ConnectionBook {
+    /// Reads the book from its settings value (`None`: no connections yet).
+    pub fn from_setting(value: Option<Value>) -> Result<Self, ConnectionError> {
+        match value {
+            None | Some(Value::Null) => Ok(Self::default()),
+            Some(v) => serde_json::from_value(v).map_err(|e| {
+                ConnectionError::Invalid(format!(
+                    "setting `{SETTINGS_KEY}` is not a connection book: {e}"
+                ))
+            }),
+        }
+    }
+
+    /// The value to store under [`SETTINGS_KEY`].
+    pub fn to_setting(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Adds a validated connection; the first one becomes the default.
+    pub fn add(&mut self, c: Connection, make_default: bool) -> Result<(), ConnectionError> {
+        c.validate()?;
+        if self.get(&c.name).is_ok() {
+            return Err(ConnectionError::Exists(c.name));
+        }
+        if make_default || self.default.is_none() {
+            self.default = Some(c.name.clone());
+        }
+        self.connections.push(c);
+        Ok(())
+    }
+
+    /// The connection with this name.
+    pub fn get(&self, name: &str) -> Result<&Connection, ConnectionError> {
+        self.connections
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| ConnectionError::NotFound(name.to_owned()))
+    }
+
+    /// Removes a connection; when it was the default, no connection is default afterwards.
+    pub fn remove(&mut self, name: &str) -> Result<Connection, ConnectionError> {
+        let pos = self
+            .connections
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| ConnectionError::NotFound(name.to_owned()))?;
+        if self.default.as_deref() == Some(name) {
+            self.default = None;
+        }
+        Ok(self.connections.remove(pos))
+    }
+
+    /// Makes `name` the default connection.
+    pub fn set_default(&mut self, name: &str) -> Result<(), ConnectionError> {
+        self.get(name)?;
+        self.default = Some(name.to_owned());
+        Ok(())
+    }
+
+    /// The named connection, or the default one when `name` is `None`.
+    pub fn pick(&self, name: Option<&str>) -> Result<&Connection, ConnectionError> {
+        match name.or(self.default.as_deref()) {
+            Some(n) => self.get(n),
+            None => Err(ConnectionError::NoDefault),
+        }
+    }
+
+    /// The parameters in effect for a connection (its own over the global ones).
+    pub fn effective_parameters(&self, c: &Connection) -> Parameters {
+        c.parameters.over(&self.global)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(name: &str) -> Connection {
+        Connection {
+            name: name.into(),
+            source: "custom".into(),
+            protocol: Protocol::OpenaiChat,
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            model: "llama3".into(),
+            api_key: Some("sk-0123456789abcdef".into()),
+            api_key_env: None,
+            parameters: Parameters::default(),
+        }
+    }
+
+    #[test]
+    fn keys_are_masked() {
+        assert_eq!(mask_key("sk-0123456789abcdef"), "sk-…cdef");
+        assert_eq!(mask_key("short"), "****");
+        let v = conn("a").masked();
+        assert_eq!(v["apiKey"], "sk-…cdef");
+        assert!(!v.to_string().contains("0123456789"));
+    }
+
+    #[test]
+    fn book_add_default_remove() {
+        let mut b = ConnectionBook::default();
+        b.add(conn("a"), false).unwrap_or_else(|e| panic!("{e}"));
+        b.add(conn("b"), true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.default.as_deref(), Some("b"));
+        assert_eq!(
+            b.add(conn("a"), false),
+            Err(ConnectionError::Exists("a".into()))
+        );
+        b.remove("b").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b.pick(None), Err(ConnectionError::NoDefault));
+        assert_eq!(b.pick(Some("a")).map(|c| c.name.as_str()), Ok("a"));
+        let back = ConnectionBook::from_setting(Some(b.to_setting())).unwrap_or_default();
+        assert_eq!(back, b);
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut c = conn("x");
+        c.base_url = "http://localhost:8080/v1/chat/completions".into();
+        assert!(
+            c.validate()
+                .is_err_and(|e| e.to_string().contains("/chat/completions"))
+        );
+        let mut c = conn("x");
+        c.parameters.temperature = Some(3.0);
+        assert!(
+            c.validate()
+                .is_err_and(|e| e.to_string().contains("parameters.temperature"))
+        );
+    }
+
+    #[test]
+    fn connection_parameters_override_global_ones() {
+        let global = Parameters {
+            temperature: Some(1.0),
+            max_output_tokens: Some(500),
+            ..Parameters::default()
+        };
+        let own = Parameters {
+            temperature: Some(0.2),
+            ..Parameters::default()
+        };
+        let eff = own.over(&global);
+        assert_eq!(
+            (eff.temperature, eff.max_output_tokens),
+            (Some(0.2), Some(500))
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! The one stream of events every codec produces, whatever the protocol.
+//!
+//! Serialized as JSON lines this is the documented, stable contract of `tavo llm decode`:
+//! every event is an object with a `type` field (`text_delta`, `reasoning_delta`, `native`,
+//! `tool_call_start`, `tool_call_delta`, `tool_call`, `usage`, `finish`, `error`, `warning`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ErrorKind;
+use crate::request::Native;
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end (OpenAI `stop`, Anthropic `end_turn`/`stop_sequence`, Gemini `STOP`).
+    Stop,
+    /// The output token limit was reached.
+    Length,
+    /// The model wants tool results before it goes on.
+    ToolCalls,
+    /// A safety system stopped or withheld the output.
+    ContentFilter,
+    /// The provider reported a failure in-band.
+    Error,
+    /// Anything else; the provider's word is in `raw`.
+    Other,
+}
+
+/// Token counts. Fields a provider does not report stay `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Fills fields this one lacks from `later` and lets later values win (Anthropic reports
+    /// input tokens at `message_start` and output tokens at `message_delta`).
+    pub fn merge(&mut self, later: &Usage) {
+        fn pick(a: &mut Option<u64>, b: Option<u64>) {
+            if b.is_some() {
+                *a = b;
+            }
+        }
+        pick(&mut self.input_tokens, later.input_tokens);
+        pick(&mut self.output_tokens, later.output_tokens);
+        pick(&mut self.reasoning_tokens, later.reasoning_tokens);
+        pick(&mut self.cached_input_tokens, later.cached_input_tokens);
+        pick(&mut self.total_tokens, later.total_tokens);
+    }
+}
+
+/// One canonical stream event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamEvent {
+    /// Visible answer text.
+    TextDelta { text: String },
+    /// Reasoning (thinking) text.
+    ReasoningDelta { text: String },
+    /// A completed provider-native reasoning block (signature, encrypted content, redacted
+    /// thinking) to keep and replay to the same protocol.
+    Native {
+        #[serde(flatten)]
+        native: Native,
+    },
+    /// A tool call began. `index` is the call's position in this reply.
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// A fragment of a tool call's JSON arguments, as the provider streamed it.
+    ToolCallDelta { index: usize, arguments: String },
+    /// A completed tool call. `arguments` is parsed JSON; when the provider sent text that is
+    /// not JSON it is that text as a string, and `arguments_error` says why.
+    ToolCall {
+        index: usize,
+        id: String,
+        name: String,
+        arguments: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments_error: Option<String>,
+        /// The provider-native call (Gemini part with `thoughtSignature`, Responses
+        /// `function_call` item) to replay verbatim.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        native: Option<Native>,
+    },
+    /// Token counts (may come more than once; later values win).
+    Usage {
+        #[serde(flatten)]
+        usage: Usage,
+    },
+    /// The model stopped. `raw` is the provider's own reason string.
+    Finish {
+        reason: FinishReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<String>,
+    },
+    /// A failure: an error body, an in-band error event, or a stream that broke off.
+    Error {
+        kind: ErrorKind,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_secs: Option<f64>,
+    },
+    /// Something the caller should know that is not a failure (a dropped native block, an
+    /// unknown event type, a tool call left unfinished).
+    Warning { message: String },
+}
+
+impl StreamEvent {
+    /// The JSON line of the `tavo llm decode` contract.
+    pub fn to_json_line(&self) -> String {
+        // Serializing these types cannot fail: no maps with non-string keys, no custom impls.
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(r#"{{"type":"warning","message":"event not serializable: {e}"}}"#)
+        })
+    }
+}
+
+/// Parses streamed tool-call arguments: empty text means "no arguments" (`{}`), text that is
+/// not JSON is kept as a string with the parse error beside it.
+pub fn parse_arguments(raw: &str) -> (Value, Option<String>) {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return (Value::Object(Default::default()), None);
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(v) => (v, None),
+        Err(e) => (
+            Value::String(raw.to_owned()),
+            Some(format!("tool-call arguments are not valid JSON: {e}")),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_follow_the_contract() {
+        let e = StreamEvent::ToolCall {
+            index: 0,
+            id: "c".into(),
+            name: "f".into(),
+            arguments: serde_json::json!({"x": 1}),
+            arguments_error: None,
+            native: None,
+        };
+        assert_eq!(
+            e.to_json_line(),
+            r#"{"type":"tool_call","index":0,"id":"c","name":"f","arguments":{"x":1}}"#
+        );
+        let u = StreamEvent::Usage {
+            usage: Usage {
+                input_tokens: Some(3),
+                ..Usage::default()
+            },
+        };
+        assert_eq!(u.to_json_line(), r#"{"type":"usage","input_tokens":3}"#);
+    }
+
+    #[test]
+    fn arguments_parse_leniently() {
+        assert_eq!(parse_arguments("").0, serde_json::json!({}));
+        assert_eq!(
+            parse_arguments(" {\"a\":1} ").0,
+            serde_json::json!({"a": 1})
+        );
+        let (v, err) = parse_arguments("{\"a\":");
+        assert_eq!(v, serde_json::json!("{\"a\":"));
+        assert!(err.is_some());
+    }
+
+    #[test]
+    fn usage_merge_keeps_earlier_fields_and_takes_later_ones() {
+        let mut a = Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(1),
+            ..Usage::default()
+        };
+        a.merge(&Usage {
+            output_tokens: Some(7),
+            ..Usage::default()
+        });
+        assert_eq!((a.input_tokens, a.output_tokens), (Some(10), Some(7)));
+    }
+}

@@ -1,0 +1,217 @@
+//! Chats (seed 002 §🗨️ 聊天: the chat object and its `background` override).
+
+use crate::character::CharacterSummary;
+use crate::common::{Extra, Summary, is_zero};
+use crate::ids::{ChatId, LorebookId, PersonaId, PresetId, RegexId, Revision};
+use crate::validation::ValidationErrors;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A chat (seed: 聊天对象字段).
+///
+/// `extra` keeps what other programs store per chat (SillyTavern's `chat_metadata`,
+/// `user_name`, `character_name`, `create_date` of the header line …).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Chat {
+    /// Unique id; `None` until stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<ChatId>,
+    /// Optimistic-concurrency revision.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub revision: Revision,
+    /// Title.
+    pub name: String,
+    /// Characters in the chat (summaries).
+    pub characters: Vec<CharacterSummary>,
+    /// Current persona, if any.
+    pub persona: Option<Summary<PersonaId>>,
+    /// Bound preset, if any.
+    pub preset: Option<Summary<PresetId>>,
+    /// Bound lorebooks.
+    pub lorebooks: Vec<Summary<LorebookId>>,
+    /// Enabled regex groups.
+    pub regexes: Vec<Summary<RegexId>>,
+    /// Chat-level background override; `null` = use the theme.
+    pub background: Option<ChatBackground>,
+    /// Creation time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creation_date: Option<DateTime<Utc>>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Chat-level background override (seed: `background: { image | useAvatar | color, opacity }`).
+///
+/// The three sources are exclusive with precedence `useAvatar > image > color`; see
+/// [`ChatBackground::resolve`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChatBackground {
+    /// `http(s)://` URL or a path relative to the chat's documents (e.g. `files/chat/bg.png`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Use the current character's avatar.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_avatar: Option<bool>,
+    /// `#RRGGBB` or `#AARRGGBB`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    /// Image opacity 0–1 (images only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opacity: Option<f64>,
+}
+
+/// The background that actually applies after the precedence rule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackgroundSource<'a> {
+    /// The current character's avatar.
+    Avatar,
+    /// An image with its opacity (default 1).
+    Image {
+        /// URL or relative path.
+        image: &'a str,
+        /// 0–1.
+        opacity: f64,
+    },
+    /// A solid colour.
+    Color(&'a str),
+}
+
+impl ChatBackground {
+    /// Applies the seed's precedence `useAvatar > image > color`; `None` when nothing is set
+    /// (the theme's background applies).
+    pub fn resolve(&self) -> Option<BackgroundSource<'_>> {
+        if self.use_avatar == Some(true) {
+            return Some(BackgroundSource::Avatar);
+        }
+        if let Some(image) = self.image.as_deref().filter(|s| !s.is_empty()) {
+            return Some(BackgroundSource::Image {
+                image,
+                opacity: self.opacity.unwrap_or(1.0).clamp(0.0, 1.0),
+            });
+        }
+        self.color
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(BackgroundSource::Color)
+    }
+
+    /// Checks colour syntax, opacity range and that `image` is not an absolute local path.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        let mut e = ValidationErrors::default();
+        if let Some(c) = &self.color {
+            let hex = c.strip_prefix('#').unwrap_or("");
+            if !(c.starts_with('#')
+                && (hex.len() == 6 || hex.len() == 8)
+                && hex.chars().all(|ch| ch.is_ascii_hexdigit()))
+            {
+                e.push(
+                    "background.color",
+                    format!("must be '#RRGGBB' or '#AARRGGBB', found '{c}'"),
+                );
+            }
+        }
+        if let Some(o) = self.opacity
+            && !(0.0..=1.0).contains(&o)
+        {
+            e.push(
+                "background.opacity",
+                format!("must be between 0 and 1, found {o}"),
+            );
+        }
+        if let Some(img) = &self.image {
+            let remote = img.starts_with("http://") || img.starts_with("https://");
+            let absolute = img.starts_with('/')
+                || img.starts_with('\\')
+                || img.get(1..3) == Some(":\\")
+                || img.get(1..3) == Some(":/");
+            if !remote && (absolute || img.split(['/', '\\']).any(|seg| seg == "..")) {
+                e.push(
+                    "background.image",
+                    "must be an http(s) URL or a relative path without '..'",
+                );
+            }
+        }
+        e.into_result()
+    }
+}
+
+impl Chat {
+    /// Validates the background override, if any.
+    pub fn validate(&self) -> Result<(), ValidationErrors> {
+        match &self.background {
+            Some(b) => b.validate(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_precedence_is_avatar_image_color() {
+        let all = ChatBackground {
+            image: Some("files/chat/bg.png".into()),
+            use_avatar: Some(true),
+            color: Some("#222222".into()),
+            opacity: Some(0.85),
+        };
+        assert_eq!(all.resolve(), Some(BackgroundSource::Avatar));
+        let no_avatar = ChatBackground {
+            use_avatar: Some(false),
+            ..all.clone()
+        };
+        assert_eq!(
+            no_avatar.resolve(),
+            Some(BackgroundSource::Image {
+                image: "files/chat/bg.png",
+                opacity: 0.85
+            })
+        );
+        let color = ChatBackground {
+            color: Some("#222222".into()),
+            ..Default::default()
+        };
+        assert_eq!(color.resolve(), Some(BackgroundSource::Color("#222222")));
+        assert_eq!(ChatBackground::default().resolve(), None);
+    }
+
+    #[test]
+    fn background_validation_names_fields() {
+        let bad = ChatBackground {
+            color: Some("red".into()),
+            opacity: Some(2.0),
+            image: Some("/etc/x.png".into()),
+            ..Default::default()
+        };
+        let err = bad.validate().unwrap_err();
+        let paths: Vec<_> = err.0.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["background.color", "background.opacity", "background.image"]
+        );
+        let ok = ChatBackground {
+            color: Some("#AA222222".into()),
+            ..Default::default()
+        };
+        assert!(ok.validate().is_ok());
+    }
+
+    #[test]
+    fn chat_serializes_seed_shape() {
+        let v = serde_json::to_value(Chat {
+            name: "c".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(v["background"], serde_json::Value::Null);
+        assert!(v["characters"].is_array());
+        assert!(v["lorebooks"].is_array());
+        let b: ChatBackground = serde_json::from_str(r#"{"useAvatar":true}"#).unwrap();
+        assert_eq!(b.use_avatar, Some(true));
+    }
+}

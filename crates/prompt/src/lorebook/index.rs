@@ -1,0 +1,207 @@
+//! The keyword index of a chat's lorebooks: every plain key in one or two Aho-Corasick
+//! automata (case-sensitive keys and lower-cased keys), regex keys and macro keys aside.
+//!
+//! Why: scanning cost must grow with the text, not with entries × messages. The automaton
+//! finds every key occurrence in one pass over each scanned message; each entry then only
+//! looks up its own keys' first hit. The index depends only on the lorebooks, so callers
+//! cache it across generations (see [`crate::engine::PromptEngine`]).
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use tavo_model::{Lorebook, LorebookEntry};
+
+use crate::regex::{JsPattern, parse_regex_key};
+
+/// Which automaton a plain key lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fold {
+    /// Matched against the text as written.
+    Exact,
+    /// Matched against the lower-cased text (Unicode lower case on both sides).
+    Lower,
+}
+
+/// How one key is matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRef {
+    /// A plain key: pattern `id` in the `fold` automaton; `spaced` keys (containing
+    /// whitespace) skip the whole-word check, as in SillyTavern.
+    Plain { fold: Fold, id: u32, spaced: bool },
+    /// A `/pattern/flags` key (index into [`LorebookIndex::regex_keys`]).
+    Regex(u32),
+    /// A key containing macros, rendered each generation and searched directly.
+    Dynamic(String),
+}
+
+/// One entry with its keys resolved.
+#[derive(Debug, Clone)]
+pub struct IndexedEntry {
+    /// Index of the lorebook in the chat's binding order.
+    pub book: usize,
+    /// Index of the entry in its lorebook.
+    pub entry: usize,
+    /// Primary keys (empty keys dropped).
+    pub primary: Vec<KeyRef>,
+    /// Secondary keys (empty keys dropped).
+    pub secondary: Vec<KeyRef>,
+}
+
+/// The compiled index.
+#[derive(Debug)]
+pub struct LorebookIndex {
+    /// Entries in binding order (book, then array order).
+    pub entries: Vec<IndexedEntry>,
+    /// Automaton of case-sensitive keys.
+    pub exact: Option<AhoCorasick>,
+    /// Automaton of lower-cased keys.
+    pub lower: Option<AhoCorasick>,
+    /// Number of patterns per automaton.
+    pub exact_len: usize,
+    /// Number of lower-cased patterns.
+    pub lower_len: usize,
+    /// Regex keys.
+    pub regex_keys: Vec<JsPattern>,
+    /// Identity of the lorebooks the index was built from (ids and revisions).
+    pub fingerprint: Vec<(i64, u64, usize)>,
+    /// Whether any entry uses a regex key.
+    pub any_regex: bool,
+    /// Largest `scanDepth` of any enabled entry.
+    pub max_scan_depth: usize,
+}
+
+#[derive(Default)]
+struct Patterns {
+    ids: HashMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl Patterns {
+    fn id(&mut self, key: String) -> u32 {
+        if let Some(id) = self.ids.get(&key) {
+            return *id;
+        }
+        let id = self.list.len() as u32;
+        self.ids.insert(key.clone(), id);
+        self.list.push(key);
+        id
+    }
+
+    fn build(self) -> Result<Option<AhoCorasick>, String> {
+        if self.list.is_empty() {
+            return Ok(None);
+        }
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::Standard)
+            .build(&self.list)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The identity of a set of lorebooks for caching: `None` when some book has no revision
+/// (unsaved data), which disables caching.
+pub fn fingerprint(books: &[Lorebook]) -> Option<Vec<(i64, u64, usize)>> {
+    books
+        .iter()
+        .map(|b| match (b.id, b.revision) {
+            (Some(id), rev) if rev > 0 => Some((id.0, rev, b.entries.len())),
+            _ => None,
+        })
+        .collect()
+}
+
+impl LorebookIndex {
+    /// Builds the index of `books` (disabled entries are kept, so explain can list them,
+    /// but their keys are not indexed).
+    pub fn build(books: &[Lorebook]) -> Result<Self, String> {
+        let mut exact = Patterns::default();
+        let mut lower = Patterns::default();
+        let mut regex_keys = Vec::new();
+        let mut regex_ids: HashMap<JsPattern, u32> = HashMap::new();
+        let mut entries = Vec::new();
+        let mut max_scan_depth = 0usize;
+        for (b, book) in books.iter().enumerate() {
+            for (e, entry) in book.entries.iter().enumerate() {
+                let mut indexed = IndexedEntry {
+                    book: b,
+                    entry: e,
+                    primary: Vec::new(),
+                    secondary: Vec::new(),
+                };
+                if entry.enabled {
+                    max_scan_depth = max_scan_depth.max(entry.scan_depth as usize);
+                    let mut resolve = |key: &str| -> Option<KeyRef> {
+                        resolve_key(
+                            entry,
+                            key,
+                            &mut exact,
+                            &mut lower,
+                            &mut regex_keys,
+                            &mut regex_ids,
+                        )
+                    };
+                    indexed.primary = entry.keywords.iter().filter_map(|k| resolve(k)).collect();
+                    indexed.secondary = entry
+                        .secondary_keywords
+                        .iter()
+                        .filter_map(|k| resolve(k))
+                        .collect();
+                }
+                entries.push(indexed);
+            }
+        }
+        let exact_len = exact.list.len();
+        let lower_len = lower.list.len();
+        Ok(Self {
+            entries,
+            exact: exact.build()?,
+            lower: lower.build()?,
+            exact_len,
+            lower_len,
+            any_regex: !regex_keys.is_empty(),
+            regex_keys,
+            fingerprint: fingerprint(books).unwrap_or_default(),
+            max_scan_depth: max_scan_depth.min(tavo_model::lorebook::MAX_SCAN_DEPTH as usize),
+        })
+    }
+}
+
+fn resolve_key(
+    entry: &LorebookEntry,
+    key: &str,
+    exact: &mut Patterns,
+    lower: &mut Patterns,
+    regex_keys: &mut Vec<JsPattern>,
+    regex_ids: &mut HashMap<JsPattern, u32>,
+) -> Option<KeyRef> {
+    let key = key.trim();
+    if key.is_empty() {
+        return None;
+    }
+    if let Some(pattern) = parse_regex_key(key) {
+        let next = regex_keys.len() as u32;
+        let id = *regex_ids.entry(pattern.clone()).or_insert_with(|| {
+            regex_keys.push(pattern);
+            next
+        });
+        return Some(KeyRef::Regex(id));
+    }
+    if key.contains("{{") || key.contains('<') && key.contains('>') {
+        return Some(KeyRef::Dynamic(key.to_owned()));
+    }
+    let spaced = key.chars().any(char::is_whitespace);
+    Some(if entry.case_sensitive {
+        KeyRef::Plain {
+            fold: Fold::Exact,
+            id: exact.id(key.to_owned()),
+            spaced,
+        }
+    } else {
+        KeyRef::Plain {
+            fold: Fold::Lower,
+            id: lower.id(key.to_lowercase()),
+            spaced,
+        }
+    })
+}

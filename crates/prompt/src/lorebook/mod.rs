@@ -1,0 +1,37 @@
+//! Lorebook activation: which entries of a chat's lorebooks are injected for one generation.
+//!
+//! Decisions (Tavo is silent unless noted; SillyTavern followed otherwise):
+//! - Scan window: the newest `scanDepth` **visible** messages, including the pending user
+//!   message (it is the newest message when the prompt is built). Hidden messages are
+//!   skipped and do not count toward the depth. Each message is scanned as `Name: text`
+//!   (SillyTavern's "include names") after `send`-timing regex rules. A plain key cannot
+//!   span two messages; depth 0 scans nothing.
+//! - Case folding is Unicode lower case on both sides; whole-word matching treats CJK
+//!   characters as non-word characters (see [`scan`]).
+//! - `/pattern/flags` keys run in the JavaScript engine against each message; they ignore
+//!   `caseSensitive`/`matchWholeWord` (SillyTavern).
+//! - Probability rolls are seeded by (seed, lorebook id, identifier, clock): reproducible
+//!   and independent of evaluation order.
+//! - Recursion is on (SillyTavern's default for new installs): content of activated entries
+//!   is scanned again, at most [`LorebookOptions::max_recursion`] passes; the imported
+//!   ST fields `preventRecursion`, `excludeRecursion`, `delayUntilRecursion` are honoured.
+//! - Budget: entries are admitted sticky first, then by `order` descending, then binding
+//!   rank; the first entry that does not fit closes the budget (SillyTavern).
+//! - Output order within a position: `order` ascending, then binding rank (highest order
+//!   nearest the chat, as in SillyTavern; ties keep reading order).
+
+mod activate;
+mod index;
+mod scan;
+mod timed;
+
+#[cfg(test)]
+mod tests;
+
+pub use activate::{
+    ActivatedEntry, Activation, ActivationInput, Gate, LorebookOptions, Reason, SkippedEntry,
+    activate, secondary_holds, timer_key,
+};
+pub use index::{LorebookIndex, fingerprint};
+pub use scan::{is_cjk, is_word_char, whole_word_at};
+pub use timed::{EntryTimers, TimedEffects, TimedSpan};

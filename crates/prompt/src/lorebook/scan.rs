@@ -1,0 +1,194 @@
+//! Finding where keys occur: one pass of the automata over each scanned message, recording
+//! for each key the newest message it occurs in (with and without the whole-word rule).
+//!
+//! Whole words: a hit counts when the characters on both sides are not word characters.
+//! Word characters are letters, digits and `_`, **except** CJK ideographs, kana and hangul:
+//! those scripts write without spaces, so a CJK key matches inside CJK text (`猫` in
+//! `小猫咪`), while `cat` does not match inside `catalog` and `caf` not inside `café`
+//! (SillyTavern's ASCII-only `\W` would accept the latter). Keys containing whitespace are
+//! matched as plain substrings, as in SillyTavern.
+
+use super::index::{Fold, KeyRef, LorebookIndex};
+
+/// No hit.
+pub const NONE: u32 = u32::MAX;
+/// Hit in the recursion buffer (activated entries' content), which every entry with a
+/// scan depth above 0 sees.
+pub const RECURSION: u32 = u32::MAX - 1;
+
+/// Newest message index (0 = newest) where each pattern occurs.
+#[derive(Debug, Clone)]
+pub struct Hits {
+    any: Vec<u32>,
+    word: Vec<u32>,
+}
+
+impl Hits {
+    fn new(len: usize) -> Self {
+        Self {
+            any: vec![NONE; len],
+            word: vec![NONE; len],
+        }
+    }
+}
+
+/// Hits of every key kind.
+#[derive(Debug, Clone)]
+pub struct ScanHits {
+    exact: Hits,
+    lower: Hits,
+    /// Newest message index per regex key (`NONE` for no match).
+    pub regex: Vec<u32>,
+}
+
+/// Whether `c` counts as part of a word for the whole-word rule.
+pub fn is_word_char(c: char) -> bool {
+    (c.is_alphanumeric() || c == '_') && !is_cjk(c)
+}
+
+/// CJK ideographs, kana, hangul and bopomofo: scripts written without spaces.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF | 0x2E80..=0x2FDF | 0x3040..=0x30FF | 0x3100..=0x312F | 0x3130..=0x318F
+        | 0x31A0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7AF
+        | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x3134F)
+}
+
+/// Whether the occurrence `text[start..end]` stands as a whole word.
+pub fn whole_word_at(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].chars().next_back();
+    let after = text[end..].chars().next();
+    !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+}
+
+impl ScanHits {
+    /// Empty hits for `index`.
+    pub fn new(index: &LorebookIndex) -> Self {
+        Self {
+            exact: Hits::new(index.exact_len),
+            lower: Hits::new(index.lower_len),
+            regex: vec![NONE; index.regex_keys.len()],
+        }
+    }
+
+    /// Scans `texts` (newest first): `exact_texts[i]` as written, `lower_texts[i]` lower-cased.
+    /// Hits already recorded are kept (earlier = newer wins).
+    pub fn scan(
+        &mut self,
+        index: &LorebookIndex,
+        exact_texts: &[&str],
+        lower_texts: &[String],
+        mark: impl Fn(usize) -> u32,
+    ) {
+        if let Some(ac) = &index.exact {
+            for (i, text) in exact_texts.iter().enumerate() {
+                record(ac, text, mark(i), &mut self.exact);
+            }
+        }
+        if let Some(ac) = &index.lower {
+            for (i, text) in lower_texts.iter().enumerate() {
+                record(ac, text, mark(i), &mut self.lower);
+            }
+        }
+    }
+
+    /// The newest message where `key` occurs under the entry's whole-word setting, if any.
+    pub fn plain(&self, key: &KeyRef, whole_word: bool) -> u32 {
+        match key {
+            KeyRef::Plain { fold, id, spaced } => {
+                let hits = match fold {
+                    Fold::Exact => &self.exact,
+                    Fold::Lower => &self.lower,
+                };
+                let table = if whole_word && !spaced {
+                    &hits.word
+                } else {
+                    &hits.any
+                };
+                table.get(*id as usize).copied().unwrap_or(NONE)
+            }
+            KeyRef::Regex(id) => self.regex.get(*id as usize).copied().unwrap_or(NONE),
+            KeyRef::Dynamic(_) => NONE,
+        }
+    }
+}
+
+fn record(ac: &aho_corasick::AhoCorasick, text: &str, mark: u32, hits: &mut Hits) {
+    for m in ac.find_overlapping_iter(text) {
+        let p = m.pattern().as_usize();
+        if hits.any[p] == NONE {
+            hits.any[p] = mark;
+        }
+        if hits.word[p] == NONE && whole_word_at(text, m.start(), m.end()) {
+            hits.word[p] = mark;
+        }
+    }
+}
+
+/// Newest index of `needle` in `texts` (already folded like the needle), or [`NONE`].
+pub fn find_in_texts(needle: &str, texts: &[&str], whole_word: bool) -> u32 {
+    if needle.is_empty() {
+        return NONE;
+    }
+    let spaced = needle.chars().any(char::is_whitespace);
+    for (i, text) in texts.iter().enumerate() {
+        for (start, _) in text.match_indices(needle) {
+            if !whole_word || spaced || whole_word_at(text, start, start + needle.len()) {
+                return i as u32;
+            }
+        }
+    }
+    NONE
+}
+
+/// Whether a hit at `at` is inside an entry's scan depth. Depth 0 sees nothing (as in
+/// SillyTavern), not even the recursion buffer.
+pub fn within(at: u32, depth: u32) -> bool {
+    at != NONE && depth > 0 && (at == RECURSION || at < depth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_word_rule() {
+        let cases = [
+            ("the cat sat", "cat", true),
+            ("catalog", "cat", false),
+            ("bobcat", "cat", false),
+            ("café", "caf", false),
+            ("cat_", "cat", false),
+            ("(cat)", "cat", true),
+            ("小猫咪", "猫", true),
+            ("猫cat", "cat", true),
+            ("ねこ好き", "ねこ", true),
+            ("\u{1}cat\n", "cat", true),
+        ];
+        for (text, key, expected) in cases {
+            let start = text.find(key).unwrap_or_else(|| unreachable!());
+            assert_eq!(
+                whole_word_at(text, start, start + key.len()),
+                expected,
+                "{key} in {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn depth_window() {
+        assert!(within(0, 1));
+        assert!(!within(1, 1));
+        assert!(within(RECURSION, 1));
+        assert!(!within(RECURSION, 0));
+        assert!(!within(0, 0));
+        assert!(!within(NONE, 1000));
+    }
+
+    #[test]
+    fn dynamic_search() {
+        assert_eq!(find_in_texts("alex", &["no", "hi alex!"], true), 1);
+        assert_eq!(find_in_texts("alex", &["alexander"], true), NONE);
+        assert_eq!(find_in_texts("alex", &["alexander"], false), 0);
+    }
+}

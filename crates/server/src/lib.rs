@@ -1,0 +1,259 @@
+//! `tavo serve`: the HTTP API, the event streams, authentication.
+//!
+//! The server holds no business logic (DESIGN.md §2): every route is a door onto an operation
+//! of the tools registry, onto the store's repositories, onto `tavo-formats`, or onto the reply
+//! engine. What it adds is HTTP: authentication and the browser protections, body limits,
+//! streamed uploads, event streams with resumption, and the OpenAPI document.
+//!
+//! Code map:
+//! - [`config`]: settings from flags, environment and `config.toml`; refuses an open bind.
+//! - [`security`]: the guard every request passes (host check, token or cookie, CSRF).
+//! - [`error`]: the JSON error shape and status mapping.
+//! - [`hub`]: the global event stream with its replay history.
+//! - [`upload`]: multipart parts spooled to disk under limits.
+//! - [`library`]: import/export glue between `tavo-formats` and `tavo-store`.
+//! - [`replies`]: replies started in the engine, their status on the global stream.
+//! - [`routes`]: one module per group of routes, and the router with its OpenAPI document.
+//! - [`Server`]: binding, serving, graceful shutdown.
+
+pub mod config;
+pub mod error;
+pub mod hub;
+pub mod library;
+pub mod replies;
+pub mod routes;
+pub mod security;
+pub mod state;
+pub mod upload;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use tavo_store::Store;
+use tavo_tools::Services;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use config::{ConfigError, Limits, Overrides, ServeConfig};
+pub use error::ApiError;
+pub use hub::Hub;
+pub use state::AppState;
+
+/// How long shutdown waits for requests in flight after the signal.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the server cannot start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The configuration is refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The address cannot be bound.
+    #[error(
+        "cannot listen on {addr}: {source} (is another tavo or program using that port? pick another with --addr)"
+    )]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The operation registry could not be built.
+    #[error("cannot build the operation registry: {0}")]
+    Registry(String),
+    /// The reply engine could not start (or recover interrupted replies).
+    #[error("cannot start the reply engine: {0}")]
+    Engine(String),
+    /// Serving failed.
+    #[error("the server stopped: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Validates the configuration, builds the state and binds the listener (port 0 picks a
+    /// free port; see [`Server::local_addr`]).
+    pub async fn bind(config: ServeConfig, store: Store) -> Result<Self, ServeError> {
+        let client = tavo_llm::Client::new().map_err(|e| ServeError::Engine(e.message))?;
+        Self::bind_with_client(config, store, client).await
+    }
+
+    /// Like [`Server::bind`], with the provider client replies use (its retry policy and
+    /// time-outs; tests shorten them).
+    pub async fn bind_with_client(
+        config: ServeConfig,
+        store: Store,
+        client: tavo_llm::Client,
+    ) -> Result<Self, ServeError> {
+        config.validate()?;
+        let registry =
+            tavo_tools::builtin_registry().map_err(|e| ServeError::Registry(e.to_string()))?;
+        let engine = tavo_engine::Engine::with_client(
+            store.clone(),
+            registry.clone(),
+            Arc::new(Services::default()),
+            client,
+            None,
+        );
+        // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
+        let recovered = tokio::task::spawn_blocking({
+            let engine = engine.clone();
+            move || engine.recover()
+        })
+        .await
+        .map_err(|e| ServeError::Engine(e.to_string()))?
+        .map_err(|e| ServeError::Engine(e.to_string()))?;
+        if !recovered.is_empty() {
+            tracing::info!(
+                count = recovered.len(),
+                "cancelled replies interrupted by the last shutdown"
+            );
+        }
+        let hub = Hub::new(config.limits.sse_buffer);
+        let state = AppState {
+            replies: replies::Replies::new(engine, hub.clone()),
+            upload_dir: config.data_dir.join("tmp").join("uploads"),
+            guard: Arc::new(security::Guard::new(&config)),
+            config: Arc::new(config),
+            store,
+            registry,
+            hub,
+            shutdown: CancellationToken::new(),
+        };
+        // Spool files of uploads a killed process left behind.
+        if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(error = %e, "cannot clear the upload spool folder");
+        }
+        let listener = TcpListener::bind(state.config.addr)
+            .await
+            .map_err(|source| ServeError::Bind {
+                addr: state.config.addr,
+                source,
+            })?;
+        let router = app(state.clone());
+        Ok(Server {
+            listener,
+            router,
+            state,
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> Result<SocketAddr, ServeError> {
+        Ok(self.listener.local_addr()?)
+    }
+
+    /// The shared state (tests publish events through its hub).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `signal` completes, then stops accepting, ends the event streams and waits
+    /// up to [`DRAIN_TIMEOUT`] for requests in flight.
+    pub async fn run(
+        self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        let shutdown = self.state.shutdown.clone();
+        let stop = shutdown.clone();
+        let serve = axum::serve(self.listener, self.router).with_graceful_shutdown(async move {
+            signal.await;
+            tracing::info!("shutting down: finishing requests in flight");
+            stop.cancel();
+        });
+        let serve = tokio::spawn(serve.into_future());
+        tokio::pin!(serve);
+        tokio::select! {
+            result = &mut serve => return flatten(result),
+            () = shutdown.cancelled() => {}
+        }
+        // Replies end as `cancelled` with their partial text saved, rather than being found
+        // `running` at the next start.
+        let live = self.state.replies.live();
+        for reply in &live {
+            reply.cancel();
+        }
+        let ended = futures_util::future::join_all(live.iter().map(|r| r.wait()));
+        if tokio::time::timeout(Duration::from_secs(3), ended)
+            .await
+            .is_err()
+        {
+            tracing::warn!("some replies did not end within 3 s; the next start cancels them");
+        }
+        match tokio::time::timeout(DRAIN_TIMEOUT, &mut serve).await {
+            Ok(result) => flatten(result),
+            Err(_) => {
+                tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
+                Ok(())
+            }
+        }
+    }
+}
+
+fn flatten(result: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), ServeError> {
+    match result {
+        Ok(r) => Ok(r?),
+        Err(e) => Err(ServeError::Io(std::io::Error::other(e.to_string()))),
+    }
+}
+
+/// The complete application: routes, the guard, JSON errors.
+pub fn app(state: AppState) -> Router {
+    let guard = state.guard.clone();
+    let (router, _api) = routes::router(state);
+    router
+        .layer(axum::middleware::from_fn_with_state(guard, security::guard))
+        .layer(axum::middleware::map_response(routes::json_errors))
+}
+
+/// The OpenAPI document (for `docs/api.md` and tests) without binding anything.
+pub fn openapi(state: AppState) -> utoipa::openapi::OpenApi {
+    routes::router(state).1
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

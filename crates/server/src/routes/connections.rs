@@ -1,0 +1,165 @@
+//! Provider connections, kept in the settings under `llm.connections` (the same book `tavo
+//! connection` edits). API keys are write-only: a key is accepted on add or replace and never
+//! returned — every answer masks it (`sk-…cdef`), and a replace without `apiKey` keeps the
+//! stored key, since the client never saw it.
+//!
+//! Every change is one read-modify-write transaction, so two clients adding connections at the
+//! same moment both land.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tavo_llm::connection::ConnectionError;
+use tavo_llm::connection::SETTINGS_KEY;
+use tavo_llm::{Connection, ConnectionBook};
+use tavo_store::Tx;
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::state::AppState;
+
+/// The book as the API shows it: every connection masked.
+fn masked(book: &ConnectionBook) -> Value {
+    json!({
+        "connections": book.connections.iter().map(Connection::masked).collect::<Vec<_>>(),
+        "default": book.default,
+        "global": book.global,
+    })
+}
+
+fn load(tx: &Tx<'_>) -> ApiResult<ConnectionBook> {
+    ConnectionBook::from_setting(tx.setting_get(SETTINGS_KEY)?).map_err(conn_error)
+}
+
+fn conn_error(e: ConnectionError) -> ApiError {
+    match e {
+        ConnectionError::NotFound(_) => ApiError::not_found(e.to_string()),
+        ConnectionError::Exists(_) => {
+            ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
+        }
+        ConnectionError::NoDefault
+        | ConnectionError::MissingEnv { .. }
+        | ConnectionError::Invalid(_) => ApiError::bad_request(e.to_string()),
+    }
+}
+
+/// Runs a change to the book in one transaction and answers the masked book.
+async fn change(
+    state: &AppState,
+    f: impl FnOnce(&mut ConnectionBook) -> ApiResult<()> + Send + 'static,
+) -> ApiResult<Json<Value>> {
+    let book = state
+        .blocking_api(move |store| {
+            // The inner result is the API's verdict; nothing is written when it is an error,
+            // so committing the (empty) transaction then is harmless.
+            store.write(|tx| {
+                let mut book = match load(tx) {
+                    Ok(book) => book,
+                    Err(e) => return Ok(Err(e)),
+                };
+                if let Err(e) = f(&mut book) {
+                    return Ok(Err(e));
+                }
+                tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
+                Ok(Ok(book))
+            })?
+        })
+        .await?;
+    state.hub.library("connection", "updated", None);
+    Ok(Json(masked(&book)))
+}
+
+/// Every connection, keys masked, with the default's name and the global parameters.
+#[utoipa::path(get, path = "/api/connections", tag = "connections",
+    responses((status = 200, description = "`{connections, default, global}`; keys masked", body = Object)))]
+pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let book = state
+        .blocking_api(|store| store.read(|tx| Ok(load(tx))).map_err(ApiError::from)?)
+        .await?;
+    Ok(Json(masked(&book)))
+}
+
+/// A new connection.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewConnection {
+    /// The connection (`name`, `source`, `protocol`, `baseUrl`, `model`, `apiKey` or
+    /// `apiKeyEnv`, `parameters`).
+    #[serde(flatten)]
+    pub connection: Connection,
+    /// Make it the default.
+    #[serde(default)]
+    pub default: bool,
+}
+
+/// Adds a connection (the first one becomes the default).
+#[utoipa::path(post, path = "/api/connections", tag = "connections",
+    request_body(content = Object, description = "`{name, source, protocol, baseUrl, model, apiKey?, apiKeyEnv?, parameters?, default?}`"),
+    responses((status = 200, description = "The book, keys masked", body = Object),
+              (status = 400, description = "Invalid connection (the message names the field)", body = ErrorBody),
+              (status = 409, description = "The name is taken", body = ErrorBody)))]
+pub async fn add(
+    State(state): State<AppState>,
+    Json(new): Json<NewConnection>,
+) -> ApiResult<Json<Value>> {
+    change(&state, move |book| {
+        book.add(new.connection, new.default).map_err(conn_error)
+    })
+    .await
+}
+
+/// Replaces a connection. Without `apiKey` the stored key is kept; `"apiKey": ""` removes it.
+#[utoipa::path(put, path = "/api/connections/{name}", tag = "connections",
+    params(("name" = String, Path)),
+    request_body(content = Object, description = "The connection; `name` may rename it"),
+    responses((status = 200, description = "The book, keys masked", body = Object),
+              (status = 400, description = "Invalid connection", body = ErrorBody),
+              (status = 404, description = "No such connection", body = ErrorBody)))]
+pub async fn replace(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(mut new): Json<NewConnection>,
+) -> ApiResult<Json<Value>> {
+    change(&state, move |book| {
+        let old = book.remove(&name).map_err(conn_error)?;
+        match new.connection.api_key.as_deref() {
+            None => new.connection.api_key = old.api_key,
+            Some("") => new.connection.api_key = None,
+            Some(_) => {}
+        }
+        // `add` makes it the default again when it was (removing it left no default).
+        book.add(new.connection, new.default).map_err(conn_error)
+    })
+    .await
+}
+
+/// Removes a connection.
+#[utoipa::path(delete, path = "/api/connections/{name}", tag = "connections",
+    params(("name" = String, Path)),
+    responses((status = 200, description = "The book, keys masked", body = Object),
+              (status = 404, description = "No such connection", body = ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    change(&state, move |book| {
+        book.remove(&name).map(|_| ()).map_err(conn_error)
+    })
+    .await
+}
+
+/// Makes a connection the default.
+#[utoipa::path(post, path = "/api/connections/{name}/default", tag = "connections",
+    params(("name" = String, Path)),
+    responses((status = 200, description = "The book, keys masked", body = Object),
+              (status = 404, description = "No such connection", body = ErrorBody)))]
+pub async fn make_default(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    change(&state, move |book| {
+        book.set_default(&name).map_err(conn_error)
+    })
+    .await
+}

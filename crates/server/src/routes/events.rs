@@ -1,0 +1,217 @@
+//! The SSE streams: `GET /api/events` (reply status of every chat, library changes) and
+//! `GET /api/replies/{id}/events` (one reply).
+//!
+//! Each event carries its id; a client reconnecting with `Last-Event-ID` first receives what it
+//! missed. A client that fell too far behind — its gap is older than the kept history, or its
+//! live buffer overflowed — receives one `reload` event and the stream ends: it re-reads what
+//! it shows and reconnects. Publishing never waits for a slow client.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::{Value, json};
+use tavo_engine::{ReplyEvent, ReplyHandle};
+use tavo_model::MessageId;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ApiError, ApiResult};
+use crate::hub::{GlobalEvent, Replay};
+use crate::replies::stored_record;
+use crate::state::AppState;
+
+/// The `Last-Event-ID` header, when it is a number.
+pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The `reload` event: the client must re-read its state and reconnect without an id.
+pub fn reload_event(reason: &str) -> Event {
+    Event::default()
+        .event("reload")
+        .data(serde_json::json!({ "reason": reason }).to_string())
+}
+
+fn to_sse(ev: &GlobalEvent) -> Event {
+    Event::default()
+        .id(ev.id.to_string())
+        .event(ev.event)
+        .data(ev.data.to_string())
+}
+
+/// The global event stream.
+#[utoipa::path(get, path = "/api/events", tag = "events",
+    params(("Last-Event-ID" = Option<u64>, Header, description = "The id of the last event received")),
+    responses((status = 200, description = "text/event-stream of `library` (`{kind, action, id}`), \
+        `reply` (`{replyId, chatId, status}`) and `reload` events", content_type = "text/event-stream")))]
+pub async fn global(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let (replay, rx) = state.hub.subscribe(last_event_id(&headers));
+    Sse::new(global_stream(replay, rx, state.shutdown.clone()))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+fn global_stream(
+    replay: Replay,
+    rx: broadcast::Receiver<Arc<GlobalEvent>>,
+    shutdown: CancellationToken,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let (first, replayed_to): (Vec<Event>, u64) = match replay {
+        Replay::Gap => (
+            vec![reload_event("missed events are no longer kept")],
+            u64::MAX,
+        ),
+        Replay::Events(evs) => {
+            let last = evs.last().map_or(0, |e| e.id);
+            (evs.iter().map(|e| to_sse(e)).collect(), last)
+        }
+    };
+    let gap = replayed_to == u64::MAX;
+    let live = stream::unfold((rx, gap), move |(mut rx, done)| async move {
+        if done {
+            return None;
+        }
+        loop {
+            match rx.recv().await {
+                // Events already replayed can also be in the live channel: skip them.
+                Ok(ev) if ev.id <= replayed_to => continue,
+                Ok(ev) => return Some((to_sse(&ev), (rx, false))),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    return Some((reload_event("this client fell too far behind"), (rx, true)));
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    stream::iter(first)
+        .chain(live)
+        .take_until(async move { shutdown.cancelled().await })
+        .map(Ok)
+}
+
+/// How a reply's event becomes an SSE event: `id` = its sequence number, `event` = its `type`,
+/// `data` = the event as JSON (the same object `tavo reply --json` prints).
+fn reply_sse(event: &ReplyEvent) -> Event {
+    let data = serde_json::to_value(event).unwrap_or(Value::Null);
+    let name = data
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("message")
+        .to_owned();
+    Event::default()
+        .id(event.seq.to_string())
+        .event(name)
+        .data(data.to_string())
+}
+
+/// A reply's event stream: text and reasoning deltas, tool-call cards, waiting/resumed,
+/// warnings, error, finished.
+///
+/// While the reply is in memory, a reconnect with `Last-Event-ID: N` resumes after event N.
+/// A client whose gap is no longer in the reply's bounded log — or who falls so far behind
+/// that its buffer overflows — receives `reload` (`{reason, lastEventId}`; its `id` is the
+/// newest event): re-read the chat's messages (the partial text is saved as it streams) and
+/// reconnect with that id. Once the reply has left memory (a restart), the stream is one
+/// `finished` event built from the stored message. A reconnect after the final event is
+/// answered 204, which tells `EventSource` to stop reconnecting.
+#[utoipa::path(get, path = "/api/replies/{id}/events", tag = "events",
+    params(("id" = String, Path),
+           ("Last-Event-ID" = Option<u64>, Header, description = "The id of the last event received")),
+    responses((status = 200, description = "text/event-stream of the reply's events", content_type = "text/event-stream"),
+              (status = 204, description = "The client already has the final event"),
+              (status = 404, description = "No such reply", body = crate::error::ErrorBody)))]
+pub async fn reply(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let after = last_event_id(&headers);
+    let keep_alive = KeepAlive::new().interval(Duration::from_secs(15));
+    if let Some(handle) = state.replies.find(&id) {
+        let after = after.unwrap_or(0);
+        if after > 0 && !handle.status().is_live() {
+            // The client already has the final event: 204 tells EventSource not to reconnect.
+            let tail = handle.events_since(after - 1);
+            if tail.len() == 1 && tail[0].is_final() {
+                return Ok(StatusCode::NO_CONTENT.into_response());
+            }
+        }
+        let stream = live_reply_stream(handle, after, state.shutdown.clone());
+        return Ok(Sse::new(stream.boxed())
+            .keep_alive(keep_alive)
+            .into_response());
+    }
+    let shown = id.clone();
+    let stored = state
+        .blocking(move |s| {
+            let Some(record) = stored_record(s, &id)? else {
+                return Ok(None);
+            };
+            let message = match record.message_id {
+                Some(m) => s.message_get(MessageId(m))?,
+                None => None,
+            };
+            Ok(Some((record, message)))
+        })
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("there is no reply with id {shown}")))?;
+    let (record, message) = stored;
+    let data = json!({
+        "replyId": record.id,
+        "type": "finished",
+        "status": record.status.as_str(),
+        "text": message.as_ref().map(|m| m.content.clone()).unwrap_or_default(),
+        "reasoning": message.as_ref().and_then(|m| m.reasoning.clone()),
+        "messageId": record.message_id,
+        "source": "stored",
+    });
+    let event = Event::default().event("finished").data(data.to_string());
+    let once: BoxStream<'static, Result<Event, Infallible>> = stream::iter([Ok(event)]).boxed();
+    Ok(Sse::new(once).keep_alive(keep_alive).into_response())
+}
+
+fn live_reply_stream(
+    handle: ReplyHandle,
+    after: u64,
+    shutdown: CancellationToken,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let sub = handle.subscribe(after);
+    stream::unfold((sub, handle, false), |(mut sub, handle, done)| async move {
+        if done {
+            return None;
+        }
+        match sub.next().await? {
+            Ok(event) => {
+                let last = event.is_final();
+                Some((reply_sse(&event), (sub, handle, last)))
+            }
+            Err(gap) => {
+                // The newest event id, so the client's reconnect lands inside the log.
+                let newest = handle
+                    .events_since(gap.first.saturating_sub(1))
+                    .last()
+                    .map_or(gap.first, |e| e.seq);
+                let event = Event::default()
+                    .id(newest.to_string())
+                    .event("reload")
+                    .data(json!({ "reason": gap.to_string(), "lastEventId": newest }).to_string());
+                Some((event, (sub, handle, true)))
+            }
+        }
+    })
+    .take_until(async move { shutdown.cancelled().await })
+    .map(Ok)
+}

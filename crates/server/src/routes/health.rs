@@ -1,0 +1,79 @@
+//! `GET /api/health` (no authentication) and the browser session: `POST /api/session` logs a
+//! page in by setting the HttpOnly session cookie, `DELETE /api/session` logs it out.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::security::SESSION_COOKIE;
+use crate::state::AppState;
+
+/// The health answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// Always `ok` when the server answers.
+    pub status: &'static str,
+    /// The server's version.
+    pub version: &'static str,
+    /// Whether the other routes need the access token.
+    pub auth_required: bool,
+}
+
+/// Liveness, without authentication.
+#[utoipa::path(get, path = "/api/health", tag = "server",
+    responses((status = 200, description = "The server answers", body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        version: env!("CARGO_PKG_VERSION"),
+        auth_required: state.guard.auth_required(),
+    })
+}
+
+/// A login.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Login {
+    /// The access token.
+    pub token: String,
+}
+
+/// Logs a browser in: checks the token and sets the session cookie (HttpOnly, SameSite=Strict).
+#[utoipa::path(post, path = "/api/session", tag = "server", request_body = Login,
+    responses(
+        (status = 204, description = "Logged in; the cookie is set"),
+        (status = 401, description = "Wrong token", body = ErrorBody)))]
+pub async fn login(State(state): State<AppState>, Json(login): Json<Login>) -> ApiResult<Response> {
+    if !state.guard.auth_required() {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    if !state.guard.token_matches(login.token.trim()) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the token is wrong; it is the one given to `tavo serve` with --token, TAVO_TOKEN or config.toml",
+        ));
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Some(cookie) = state.guard.session_cookie() {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    Ok(response)
+}
+
+/// Logs a browser out (clears the session cookie).
+#[utoipa::path(delete, path = "/api/session", tag = "server",
+    responses((status = 204, description = "The cookie is cleared")))]
+pub async fn logout() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+    )) {
+        response.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    response
+}

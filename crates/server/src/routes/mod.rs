@@ -1,0 +1,154 @@
+//! The router: every route, grouped by body limit, with the OpenAPI document collected from
+//! the handlers' `#[utoipa::path]` annotations.
+
+pub mod assets;
+pub mod connections;
+pub mod events;
+pub mod health;
+pub mod media;
+pub mod ops;
+pub mod replies;
+pub mod transfer;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The document's fixed parts; paths and schemas are added by the routers below.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "tavo",
+        description = "The tavo HTTP API: the operation door, the library, replies and their event \
+                       streams. Authenticate with `Authorization: Bearer <token>` (or the session \
+                       cookie); requests that change state also accept `X-Tavo-Request: 1` instead \
+                       of the bearer header as proof that they are not a cross-site form."
+    ),
+    components(schemas(crate::error::ErrorBody, crate::error::ErrorDetail))
+)]
+struct ApiDoc;
+
+/// All routes with their state, and the OpenAPI document describing them.
+pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
+    let limits = state.config.limits.clone();
+    // Small JSON bodies: sessions, connections, messages, decisions.
+    let small = OpenApiRouter::new()
+        .routes(routes!(health::health))
+        .routes(routes!(health::login, health::logout))
+        .routes(routes!(connections::list, connections::add))
+        .routes(routes!(connections::replace, connections::remove))
+        .routes(routes!(connections::make_default))
+        .routes(routes!(events::global))
+        .routes(routes!(media::character_avatar))
+        .routes(routes!(media::persona_avatar))
+        .routes(routes!(media::chat_file))
+        .routes(routes!(media::global_file))
+        .routes(routes!(transfer::export))
+        .routes(routes!(assets::messages_page))
+        .routes(routes!(replies::send_message))
+        .routes(routes!(replies::start))
+        .routes(routes!(replies::live))
+        .routes(routes!(replies::get))
+        .routes(routes!(replies::cancel))
+        .routes(routes!(replies::confirm))
+        .routes(routes!(replies::answer))
+        .routes(routes!(replies::chat_reply))
+        .routes(routes!(events::reply))
+        .layer(DefaultBodyLimit::max(limits.json_body));
+    // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
+    let large = OpenApiRouter::new()
+        .routes(routes!(ops::list))
+        .routes(routes!(ops::call))
+        .routes(routes!(assets::list, assets::create))
+        .routes(routes!(assets::get, assets::replace, assets::delete))
+        .layer(DefaultBodyLimit::max(limits.op_body));
+    // Uploads stream to disk under their own per-file and per-request limits.
+    let upload = OpenApiRouter::new()
+        .routes(routes!(transfer::import))
+        .layer(DefaultBodyLimit::disable());
+    let (router, mut api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(small)
+        .merge(large)
+        .merge(upload)
+        .split_for_parts();
+    api.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    let doc = api.clone();
+    let router = router
+        .route(
+            "/api/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc) }
+            }),
+        )
+        .fallback(not_found)
+        .with_state(state);
+    (router, api)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such route; GET /api/openapi.json lists them all",
+    )
+}
+
+/// Turns the plain-text error responses of extractors and layers (413 from a body limit, 405,
+/// a malformed JSON body) into the JSON error shape every client can rely on.
+pub async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_owned();
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_arguments",
+        s if s.is_server_error() => "internal_error",
+        _ => "error",
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text
+    };
+    let mut out = ApiError::new(status, code, message).into_response();
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// A byte response with a content type.
+pub fn bytes_response(mime: &str, bytes: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(bytes));
+    if let Ok(v) = header::HeaderValue::from_str(mime) {
+        response.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    response
+}

@@ -1,0 +1,328 @@
+//! Replies: start one, read its status, cancel it, answer what it waits for.
+//!
+//! A reply runs in the engine, not in the request: these routes answer as soon as the reply
+//! has started (202) and the page follows it on `GET /api/replies/{id}/events`. Closing the
+//! page, switching chats or losing the connection changes nothing for the reply.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tavo_engine::{EngineError, GenerationKind, ReplyRequest, RespondError, Response};
+use tavo_model::{ChatId, Message, Role};
+use tavo_tools::UserAnswer;
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::replies::{describe, stored_record};
+use crate::state::AppState;
+
+/// Maps a start failure onto the API's errors.
+pub fn engine_error(e: EngineError) -> ApiError {
+    match e {
+        EngineError::ChatNotFound(_) | EngineError::NoSuchReply(_) => {
+            ApiError::not_found(e.to_string())
+        }
+        EngineError::Busy(chat, ref reply) => {
+            ApiError::new(StatusCode::CONFLICT, "busy", e.to_string())
+                .with_details(json!({ "chatId": chat, "replyId": reply }))
+        }
+        EngineError::NothingToContinue(_)
+        | EngineError::NoMessage
+        | EngineError::Connection(_)
+        | EngineError::Prompt(_) => ApiError::bad_request(e.to_string()),
+        EngineError::Store(s) => s.into(),
+        EngineError::Registry(_) | EngineError::Internal(_) => {
+            ApiError::internal("starting the reply", e)
+        }
+    }
+}
+
+fn respond_error(e: RespondError) -> ApiError {
+    match e {
+        RespondError::NotPending(_) | RespondError::Ended => {
+            ApiError::new(StatusCode::CONFLICT, "not_pending", e.to_string())
+        }
+        RespondError::WrongKind(..) | RespondError::Invalid(_) => {
+            ApiError::bad_request(e.to_string())
+        }
+    }
+}
+
+/// The user's message.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMessage {
+    /// The text.
+    pub content: String,
+    /// Connection name; the default connection when absent.
+    #[serde(default)]
+    pub connection: Option<String>,
+}
+
+/// Appends the user's message to a chat and starts a normal reply to it. Answers
+/// `{"messageId", "replyId"}` at once; follow the reply on its event stream.
+#[utoipa::path(post, path = "/api/chats/{id}/messages", tag = "replies",
+    params(("id" = i64, Path)),
+    request_body = NewMessage,
+    responses((status = 202, description = "`{messageId, replyId}`", body = Object),
+              (status = 400, description = "Empty message, or no usable connection", body = ErrorBody),
+              (status = 404, description = "No such chat", body = ErrorBody),
+              (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
+pub async fn send_message(
+    State(state): State<AppState>,
+    Path(chat): Path<i64>,
+    Json(body): Json<NewMessage>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let text = body.content.trim().to_owned();
+    if text.is_empty() {
+        return Err(ApiError::bad_request("content must not be empty"));
+    }
+    if let Some(h) = state.replies.for_chat(chat) {
+        return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
+    }
+    // The message is stored first and its id answered; should the reply not start (no
+    // connection configured), the message is taken back so nothing half-done stays.
+    let message_id = state
+        .blocking(move |s| {
+            if s.chat_get(ChatId(chat))?.is_none() {
+                return Err(tavo_store::StoreError::NotFound {
+                    kind: "chat",
+                    id: chat.to_string(),
+                });
+            }
+            let mut m = Message::new(Role::User, text);
+            m.send_date = Some(chrono::Local::now().to_rfc3339());
+            s.message_append(ChatId(chat), &m)
+        })
+        .await?;
+    let request = ReplyRequest {
+        chat,
+        kind: GenerationKind::Normal,
+        message: None,
+        connection: body.connection,
+        limits: None,
+    };
+    match start_reply(&state, request).await {
+        Ok(handle) => {
+            state.hub.library("message", "created", Some(message_id.0));
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({ "messageId": message_id.0, "replyId": handle.id() })),
+            ))
+        }
+        Err(e) => {
+            if let Err(undo) = state.blocking(move |s| s.message_delete(message_id)).await {
+                tracing::warn!(error = ?undo, "cannot take back the message of a reply that did not start");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What kind of reply to start.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewReply {
+    /// normal, regenerate, swipe, continue, impersonate or quiet.
+    #[serde(rename = "type")]
+    #[schema(value_type = String)]
+    pub kind: GenerationKind,
+    /// Text for the reply (a normal reply's user message; a quiet prompt).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Connection name; the default connection when absent.
+    #[serde(default)]
+    pub connection: Option<String>,
+}
+
+/// Starts a reply of a given type in a chat.
+#[utoipa::path(post, path = "/api/chats/{id}/replies", tag = "replies",
+    params(("id" = i64, Path)),
+    request_body = NewReply,
+    responses((status = 202, description = "`{replyId}`", body = Object),
+              (status = 400, description = "Nothing to continue, or no usable connection", body = ErrorBody),
+              (status = 404, description = "No such chat", body = ErrorBody),
+              (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
+pub async fn start(
+    State(state): State<AppState>,
+    Path(chat): Path<i64>,
+    Json(body): Json<NewReply>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let request = ReplyRequest {
+        chat,
+        kind: body.kind,
+        message: body.message,
+        connection: body.connection,
+        limits: None,
+    };
+    let handle = start_reply(&state, request).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "replyId": handle.id(), "chatId": chat })),
+    ))
+}
+
+/// Starts a reply off the executor: `start` reads settings and writes what must exist before
+/// the prompt is built (a regenerate removes the answer it replaces).
+async fn start_reply(
+    state: &AppState,
+    request: ReplyRequest,
+) -> ApiResult<tavo_engine::ReplyHandle> {
+    let replies = state.replies.clone();
+    tokio::task::spawn_blocking(move || replies.start(request))
+        .await
+        .map_err(|e| ApiError::internal("starting the reply", e))?
+        .map_err(engine_error)
+}
+
+/// Every live reply (a badge per chat).
+#[utoipa::path(get, path = "/api/replies", tag = "replies",
+    responses((status = 200, description = "`[{replyId, chatId, status, pending}]`", body = Object)))]
+pub async fn live(State(state): State<AppState>) -> Json<Vec<Value>> {
+    Json(state.replies.live().iter().map(describe).collect())
+}
+
+/// One reply: `{replyId, chatId, status, pending}` — `pending` is what a waiting reply waits
+/// for (a confirmation or a question) with the `pendingId` to answer it.
+#[utoipa::path(get, path = "/api/replies/{id}", tag = "replies",
+    params(("id" = String, Path)),
+    responses((status = 200, description = "The reply", body = Object),
+              (status = 404, description = "No such reply", body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    if let Some(handle) = state.replies.find(&id) {
+        return Ok(Json(describe(&handle)));
+    }
+    let shown = id.clone();
+    let record = state
+        .blocking(move |s| stored_record(s, &id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("there is no reply with id {shown}")))?;
+    Ok(Json(json!({
+        "replyId": record.id,
+        "chatId": record.chat_id,
+        "status": record.status.as_str(),
+        "messageId": record.message_id,
+        "pending": null,
+    })))
+}
+
+fn live_handle(state: &AppState, id: &str) -> ApiResult<tavo_engine::ReplyHandle> {
+    state
+        .replies
+        .find(id)
+        .ok_or_else(|| ApiError::not_found(format!("there is no live reply with id {id}")))
+}
+
+/// Cancels a reply (also while it waits). Idempotent.
+#[utoipa::path(post, path = "/api/replies/{id}/cancel", tag = "replies",
+    params(("id" = String, Path)),
+    responses((status = 202, description = "Cancellation asked; the stream ends with `finished`", body = Object),
+              (status = 404, description = "No such reply in memory", body = ErrorBody)))]
+pub async fn cancel(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let handle = live_handle(&state, &id)?;
+    handle.cancel();
+    Ok((StatusCode::ACCEPTED, Json(describe(&handle))))
+}
+
+/// A decision on a confirmation.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Decision {
+    /// The `pendingId` of the `waiting` event.
+    pub pending_id: u64,
+    /// `allow` or `deny`.
+    pub decision: AllowDeny,
+    /// Remember the choice for this tool in this chat.
+    #[serde(default)]
+    pub remember: bool,
+}
+
+/// Allow or deny.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AllowDeny {
+    /// Run the call.
+    Allow,
+    /// Refuse it (the model receives `permission_denied`).
+    Deny,
+}
+
+/// Allows or denies the call a reply waits on.
+#[utoipa::path(post, path = "/api/replies/{id}/confirm", tag = "replies",
+    params(("id" = String, Path)),
+    request_body = Decision,
+    responses((status = 202, description = "The reply goes on", body = Object),
+              (status = 400, description = "The pending interaction is a question", body = ErrorBody),
+              (status = 404, description = "No such reply in memory", body = ErrorBody),
+              (status = 409, description = "Nothing waits under that pendingId", body = ErrorBody)))]
+pub async fn confirm(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(d): Json<Decision>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let handle = live_handle(&state, &id)?;
+    let response = match d.decision {
+        AllowDeny::Allow => Response::Approve {
+            remember: d.remember,
+        },
+        AllowDeny::Deny => Response::Deny {
+            remember: d.remember,
+        },
+    };
+    handle
+        .respond(d.pending_id, response)
+        .map_err(respond_error)?;
+    Ok((StatusCode::ACCEPTED, Json(describe(&handle))))
+}
+
+/// An answer to `tavo_ask_user`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Answer {
+    /// The `pendingId` of the `waiting` event.
+    pub pending_id: u64,
+    /// `{"kind":"option","value"}`, `{"kind":"custom","text"}` or `{"kind":"cancelled"}`.
+    #[schema(value_type = Object)]
+    pub answer: UserAnswer,
+}
+
+/// Answers the question a reply waits on. An answer the question does not allow is refused
+/// (400) and the reply keeps waiting.
+#[utoipa::path(post, path = "/api/replies/{id}/answer", tag = "replies",
+    params(("id" = String, Path)),
+    request_body = Answer,
+    responses((status = 202, description = "The reply goes on", body = Object),
+              (status = 400, description = "Not an allowed answer, or the interaction is a confirmation", body = ErrorBody),
+              (status = 404, description = "No such reply in memory", body = ErrorBody),
+              (status = 409, description = "Nothing waits under that pendingId", body = ErrorBody)))]
+pub async fn answer(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(a): Json<Answer>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let handle = live_handle(&state, &id)?;
+    handle
+        .respond(a.pending_id, Response::Answer { answer: a.answer })
+        .map_err(respond_error)?;
+    Ok((StatusCode::ACCEPTED, Json(describe(&handle))))
+}
+
+/// The live reply of a chat, if any (its badge).
+#[utoipa::path(get, path = "/api/chats/{id}/reply", tag = "replies",
+    params(("id" = i64, Path)),
+    responses((status = 200, description = "The chat's live reply", body = Object),
+              (status = 404, description = "The chat has no live reply", body = ErrorBody)))]
+pub async fn chat_reply(
+    State(state): State<AppState>,
+    Path(chat): Path<i64>,
+) -> ApiResult<Json<Value>> {
+    state
+        .replies
+        .for_chat(chat)
+        .map(|h| Json(describe(&h)))
+        .ok_or_else(|| ApiError::not_found(format!("chat {chat} has no live reply")))
+}

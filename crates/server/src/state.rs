@@ -1,0 +1,73 @@
+//! What every handler shares: the library, the operation registry, the settings, the global
+//! event hub, the replies and the shutdown signal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tavo_store::{Store, StoreError};
+use tavo_tools::Registry;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServeConfig;
+use crate::error::{ApiError, ApiResult};
+use crate::hub::Hub;
+use crate::replies::Replies;
+use crate::security::Guard;
+
+/// The shared state of the router. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The library.
+    pub store: Store,
+    /// Every operation, the same registry the model uses.
+    pub registry: Arc<Registry>,
+    /// The settings the server runs with.
+    pub config: Arc<ServeConfig>,
+    /// Authentication and CSRF rules.
+    pub guard: Arc<Guard>,
+    /// The global event stream.
+    pub hub: Hub,
+    /// Replies running in the engine.
+    pub replies: Replies,
+    /// Cancelled when the server shuts down; long-lived streams end on it.
+    pub shutdown: CancellationToken,
+    /// Where uploads are spooled while they stream in (`<data>/tmp/uploads`).
+    pub upload_dir: PathBuf,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// Runs synchronous store work on the blocking pool, so a slow query never stalls the
+    /// executor that relays event streams.
+    pub async fn blocking<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result.map_err(ApiError::from),
+            Err(e) => Err(ApiError::internal("a library task", e)),
+        }
+    }
+
+    /// Like [`AppState::blocking`], for work whose errors are already API errors.
+    pub async fn blocking_api<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> ApiResult<T> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result,
+            Err(e) => Err(ApiError::internal("a library task", e)),
+        }
+    }
+}

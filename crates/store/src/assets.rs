@@ -1,0 +1,402 @@
+//! Repositories of the library's assets: characters, personas, presets, lorebooks, regex
+//! groups and chats.
+//!
+//! Every asset table has the same shape: the canonical model JSON in `data` (minus `id` and
+//! `revision`, which the columns own) plus the columns we query by. Storing the model's JSON —
+//! including its flattened `extra` maps — keeps fields this program does not understand.
+//! Each write bumps `revision`; an update that names the revision it read fails with
+//! [`StoreError::Conflict`] instead of silently overwriting someone else's change.
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use tavo_model::{Character, Chat, Lorebook, NameMatch, Persona, Preset, RegexGroup, Revision};
+
+use crate::error::{Result, StoreError};
+use crate::store::{Tx, now};
+
+/// The kinds of stored assets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AssetKind {
+    Character,
+    Persona,
+    Preset,
+    Lorebook,
+    Regex,
+    Chat,
+}
+
+impl AssetKind {
+    /// Every kind, in the order the CLI lists them.
+    pub const ALL: [AssetKind; 6] = [
+        AssetKind::Character,
+        AssetKind::Persona,
+        AssetKind::Preset,
+        AssetKind::Lorebook,
+        AssetKind::Regex,
+        AssetKind::Chat,
+    ];
+
+    /// The singular name the seed and the CLI use (`character`, …, `regex`, `chat`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssetKind::Character => "character",
+            AssetKind::Persona => "persona",
+            AssetKind::Preset => "preset",
+            AssetKind::Lorebook => "lorebook",
+            AssetKind::Regex => "regex",
+            AssetKind::Chat => "chat",
+        }
+    }
+
+    /// Parses a kind name, singular or plural, case-insensitively (`characters`, `Regexes`).
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        let kind = match name.as_str() {
+            "character" | "characters" | "char" | "chars" => AssetKind::Character,
+            "persona" | "personas" => AssetKind::Persona,
+            "preset" | "presets" => AssetKind::Preset,
+            "lorebook" | "lorebooks" | "worldinfo" | "world-info" => AssetKind::Lorebook,
+            "regex" | "regexes" | "regexps" => AssetKind::Regex,
+            "chat" | "chats" => AssetKind::Chat,
+            _ => return None,
+        };
+        Some(kind)
+    }
+
+    pub(crate) fn table(self) -> &'static str {
+        match self {
+            AssetKind::Character => "characters",
+            AssetKind::Persona => "personas",
+            AssetKind::Preset => "presets",
+            AssetKind::Lorebook => "lorebooks",
+            AssetKind::Regex => "regex_groups",
+            AssetKind::Chat => "chats",
+        }
+    }
+}
+
+impl std::fmt::Display for AssetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A model type the store keeps in one of the asset tables.
+pub trait Asset: Serialize + DeserializeOwned {
+    /// Which table.
+    const KIND: AssetKind;
+    /// The typed id (`CharacterId`, …).
+    type Id: Copy;
+    /// The raw integer of an id.
+    fn raw_id(id: Self::Id) -> i64;
+    /// The typed id of a raw integer.
+    fn typed_id(raw: i64) -> Self::Id;
+    /// The object's id, when it has been stored.
+    fn id(&self) -> Option<Self::Id>;
+    /// The display name (indexed for `find`).
+    fn name(&self) -> &str;
+}
+
+macro_rules! asset_impl {
+    ($ty:ty, $kind:ident, $id:ty) => {
+        impl Asset for $ty {
+            const KIND: AssetKind = AssetKind::$kind;
+            type Id = $id;
+            fn raw_id(id: $id) -> i64 {
+                id.0
+            }
+            fn typed_id(raw: i64) -> $id {
+                <$id>::from(raw)
+            }
+            fn id(&self) -> Option<$id> {
+                self.id
+            }
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+    };
+}
+
+asset_impl!(Character, Character, tavo_model::CharacterId);
+asset_impl!(Persona, Persona, tavo_model::PersonaId);
+asset_impl!(Preset, Preset, tavo_model::PresetId);
+asset_impl!(Lorebook, Lorebook, tavo_model::LorebookId);
+asset_impl!(RegexGroup, Regex, tavo_model::RegexId);
+asset_impl!(Chat, Chat, tavo_model::ChatId);
+
+/// One row of a listing, without parsing the asset's JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetSummary {
+    pub id: i64,
+    pub name: String,
+    pub revision: u64,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Character and persona avatar path, as TavoJS `all()` shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avatar: Option<String>,
+    /// Number of entries of a lorebook, regex group or preset (TavoJS `all()`'s `entries`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<u64>,
+}
+
+/// The model JSON of an asset as stored: everything but `id` and `revision`.
+pub(crate) fn to_data<A: Serialize>(kind: AssetKind, asset: &A) -> Result<Map<String, Value>> {
+    match serde_json::to_value(asset).map_err(|e| StoreError::json(kind.as_str(), e))? {
+        Value::Object(mut map) => {
+            map.shift_remove("id");
+            map.shift_remove("revision");
+            Ok(map)
+        }
+        other => Err(StoreError::InvalidArgument(format!(
+            "a {kind} must serialise to a JSON object, not {}",
+            json_type(&other)
+        ))),
+    }
+}
+
+/// The TavoJS-shaped object: `id` and `revision` first, then the stored fields.
+pub(crate) fn with_identity(id: i64, revision: i64, data: Map<String, Value>) -> Value {
+    let mut out = Map::with_capacity(data.len() + 2);
+    out.insert("id".into(), Value::from(id));
+    out.insert("revision".into(), Value::from(revision));
+    out.extend(data);
+    Value::Object(out)
+}
+
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_data(kind: AssetKind, id: i64, text: &str) -> Result<Map<String, Value>> {
+    serde_json::from_str(text).map_err(|e| StoreError::json(format!("{kind} {id}"), e))
+}
+
+fn from_json<A: Asset>(id: i64, value: Value) -> Result<A> {
+    serde_json::from_value(value).map_err(|e| StoreError::json(format!("{} {id}", A::KIND), e))
+}
+
+impl Tx<'_> {
+    /// Inserts an asset's JSON (its `id`/`revision` keys are ignored); returns the new id.
+    pub fn asset_insert(&self, kind: AssetKind, data: &Map<String, Value>) -> Result<i64> {
+        let mut data = data.clone();
+        data.shift_remove("id");
+        data.shift_remove("revision");
+        let name = data
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let at = now();
+        self.conn.execute(
+            &format!(
+                "INSERT INTO {} (name, revision, created_at, updated_at, data) VALUES (?1, 1, ?2, ?2, ?3)",
+                kind.table()
+            ),
+            params![name, at, Value::Object(data).to_string()],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The asset as TavoJS-shaped JSON (`id`, `revision`, then its fields), or `None`.
+    pub fn asset_json(&self, kind: AssetKind, id: i64) -> Result<Option<Value>> {
+        let row: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                &format!("SELECT revision, data FROM {} WHERE id = ?1", kind.table()),
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        row.map(|(revision, text)| Ok(with_identity(id, revision, parse_data(kind, id, &text)?)))
+            .transpose()
+    }
+
+    /// Id, name, revision and timestamps of every asset of a kind, by id.
+    pub fn asset_summaries(&self, kind: AssetKind) -> Result<Vec<AssetSummary>> {
+        let extra = match kind {
+            AssetKind::Character | AssetKind::Persona => "json_extract(data, '$.avatar'), NULL",
+            AssetKind::Lorebook | AssetKind::Regex | AssetKind::Preset => {
+                "NULL, json_array_length(data, '$.entries')"
+            }
+            AssetKind::Chat => "NULL, NULL",
+        };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, name, revision, created_at, updated_at, {extra} FROM {} ORDER BY id",
+            kind.table()
+        ))?;
+        let rows = stmt.query_map([], |r| {
+            Ok(AssetSummary {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                revision: r.get::<_, i64>(2)?.max(0) as u64,
+                created_at: r.get(3)?,
+                updated_at: r.get(4)?,
+                avatar: r.get::<_, Option<String>>(5).ok().flatten(),
+                entries: r.get::<_, Option<i64>>(6)?.map(|n| n.max(0) as u64),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// The ids of a kind whose name matches `query` under `mode` (case-sensitive).
+    pub fn asset_find_ids(
+        &self,
+        kind: AssetKind,
+        query: &str,
+        mode: NameMatch,
+    ) -> Result<Vec<i64>> {
+        let condition = match mode {
+            NameMatch::Exact => "name = ?1",
+            NameMatch::Prefix => "substr(name, 1, length(?1)) = ?1",
+            NameMatch::Suffix => "(length(?1) = 0 OR substr(name, -length(?1)) = ?1)",
+            NameMatch::Contains => "instr(name, ?1) > 0",
+        };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id FROM {} WHERE {condition} ORDER BY id",
+            kind.table()
+        ))?;
+        let rows = stmt.query_map([query], |r| r.get::<_, i64>(0))?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Replaces an asset's JSON and bumps its revision. With `expected`, the write happens only
+    /// if the stored revision still equals it (else [`StoreError::Conflict`]). Returns the new
+    /// revision.
+    pub fn asset_replace(
+        &self,
+        kind: AssetKind,
+        id: i64,
+        data: &Map<String, Value>,
+        expected: Option<Revision>,
+    ) -> Result<Revision> {
+        let current: Option<i64> = self
+            .conn
+            .query_row(
+                &format!("SELECT revision FROM {} WHERE id = ?1", kind.table()),
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let current = current.ok_or_else(|| StoreError::not_found(kind.as_str(), id))?;
+        if let Some(expected) = expected
+            && i64::try_from(expected).ok() != Some(current)
+        {
+            return Err(StoreError::Conflict {
+                kind: kind.as_str(),
+                id,
+                expected: i64::try_from(expected).unwrap_or(i64::MAX),
+                actual: current,
+            });
+        }
+        let mut data = data.clone();
+        data.shift_remove("id");
+        data.shift_remove("revision");
+        let name = data
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        self.conn.execute(
+            &format!("UPDATE {} SET name = ?1, data = ?2, revision = revision + 1, updated_at = ?3 WHERE id = ?4", kind.table()),
+            params![name, Value::Object(data).to_string(), now(), id],
+        )?;
+        Ok((current + 1) as u64)
+    }
+
+    /// Deletes an asset; returns whether it existed. Rows that belong to it (avatars, a chat's
+    /// messages, variables and state) go with it. A chat's files are removed by
+    /// [`crate::Store::chat_delete`], which runs after the transaction commits.
+    pub fn asset_delete(&self, kind: AssetKind, id: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .execute(&format!("DELETE FROM {} WHERE id = ?1", kind.table()), [id])?
+            > 0)
+    }
+
+    /// Stores a new asset; returns its id. The asset's own `id` and `revision` are ignored.
+    pub fn create<A: Asset>(&self, asset: &A) -> Result<A::Id> {
+        let data = to_data(A::KIND, asset)?;
+        self.asset_insert(A::KIND, &data).map(A::typed_id)
+    }
+
+    /// The asset with its `id` and `revision` filled in, or `None`.
+    pub fn get<A: Asset>(&self, id: A::Id) -> Result<Option<A>> {
+        let raw = A::raw_id(id);
+        self.asset_json(A::KIND, raw)?
+            .map(|v| from_json(raw, v))
+            .transpose()
+    }
+
+    /// Like [`Tx::get`], but a missing asset is [`StoreError::NotFound`].
+    pub fn require<A: Asset>(&self, id: A::Id) -> Result<A> {
+        self.get(id)?
+            .ok_or_else(|| StoreError::not_found(A::KIND.as_str(), A::raw_id(id)))
+    }
+
+    /// Every asset of the type, by id.
+    pub fn list<A: Asset>(&self) -> Result<Vec<A>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, revision, data FROM {} ORDER BY id",
+            A::KIND.table()
+        ))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, revision, text) = row?;
+            out.push(from_json(
+                id,
+                with_identity(id, revision, parse_data(A::KIND, id, &text)?),
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// The assets whose name matches (seed `find(name, { match })`), by id.
+    pub fn find<A: Asset>(&self, name: &str, mode: NameMatch) -> Result<Vec<A>> {
+        let mut out = Vec::new();
+        for id in self.asset_find_ids(A::KIND, name, mode)? {
+            if let Some(found) = self.get(A::typed_id(id))? {
+                out.push(found);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `asset` over the stored one with the same id and returns the new revision.
+    /// `expected` guards against lost updates (see [`Tx::asset_replace`]).
+    pub fn update<A: Asset>(&self, asset: &A, expected: Option<Revision>) -> Result<Revision> {
+        let id = asset.id().ok_or_else(|| {
+            StoreError::InvalidArgument(format!(
+                "{}.id is required to update a {}",
+                A::KIND,
+                A::KIND
+            ))
+        })?;
+        let data = to_data(A::KIND, asset)?;
+        self.asset_replace(A::KIND, A::raw_id(id), &data, expected)
+    }
+
+    /// Deletes the asset; returns whether it existed.
+    pub fn delete<A: Asset>(&self, id: A::Id) -> Result<bool> {
+        self.asset_delete(A::KIND, A::raw_id(id))
+    }
+}

@@ -1,0 +1,81 @@
+//! A bounded audit log: what was written, by which door, when. The oldest entries fall off
+//! once the log holds [`AUDIT_CAPACITY`] entries, so it can never fill the disk.
+
+use rusqlite::params;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Result, StoreError};
+use crate::store::{Tx, now};
+
+/// How many entries the log keeps.
+pub const AUDIT_CAPACITY: i64 = 10_000;
+
+/// One audit entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub id: i64,
+    /// RFC 3339 UTC.
+    pub at: String,
+    /// What happened (`character.create`, `tool.tavo_file_save`, …).
+    pub action: String,
+    /// What it happened to (`character:12`), when there is one object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Free-form details; never API keys.
+    pub details: Value,
+}
+
+impl Tx<'_> {
+    /// Records an entry and drops the oldest beyond the capacity; returns the entry's id.
+    pub fn audit_append(&self, action: &str, target: Option<&str>, details: &Value) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO audit_log (at, action, target, details) VALUES (?1, ?2, ?3, ?4)",
+            params![now(), action, target, details.to_string()],
+        )?;
+        let id = self.conn.last_insert_rowid();
+        // Ids only grow and entries are only removed oldest-first, so the live ids are
+        // contiguous and this keeps exactly the newest AUDIT_CAPACITY.
+        self.conn.execute(
+            "DELETE FROM audit_log WHERE id <= ?1",
+            [id - AUDIT_CAPACITY],
+        )?;
+        Ok(id)
+    }
+
+    /// Up to `limit` entries older than `before` (all when `None`), newest first.
+    pub fn audit_list(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditEntry>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![before.unwrap_or(i64::MAX), limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, at, action, target, details) = row?;
+            let details = serde_json::from_str(&details)
+                .map_err(|e| StoreError::json(format!("audit entry {id}"), e))?;
+            out.push(AuditEntry {
+                id,
+                at,
+                action,
+                target,
+                details,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Removes every entry; returns how many there were.
+    pub fn audit_clear(&self) -> Result<usize> {
+        Ok(self.conn.execute("DELETE FROM audit_log", [])?)
+    }
+}

@@ -1,0 +1,182 @@
+//! The schema, as an ordered list of embedded migrations applied at open.
+//!
+//! Rules for editing: never change a migration that has shipped; append a new one. Every asset
+//! table has the same shape — the canonical model JSON in `data` plus the columns we query by —
+//! so that fields this program does not understand survive a round trip untouched.
+
+use rusqlite_migration::{M, Migrations};
+
+const V1: &str = r#"
+CREATE TABLE settings (
+    key        TEXT PRIMARY KEY NOT NULL,
+    value      TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE characters (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX characters_name ON characters(name);
+
+CREATE TABLE character_avatars (
+    character_id INTEGER PRIMARY KEY NOT NULL REFERENCES characters(id) ON DELETE CASCADE,
+    mime_type    TEXT NOT NULL,
+    bytes        BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE personas (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX personas_name ON personas(name);
+
+CREATE TABLE persona_avatars (
+    persona_id INTEGER PRIMARY KEY NOT NULL REFERENCES personas(id) ON DELETE CASCADE,
+    mime_type  TEXT NOT NULL,
+    bytes      BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE presets (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX presets_name ON presets(name);
+
+CREATE TABLE lorebooks (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX lorebooks_name ON lorebooks(name);
+
+CREATE TABLE regex_groups (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX regex_groups_name ON regex_groups(name);
+
+CREATE TABLE chats (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    revision   INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+) STRICT;
+CREATE INDEX chats_name ON chats(name);
+
+-- Messages are rows: a chat is never rewritten whole. `position` is the 0-based floor and is
+-- kept dense (0..count) so that an index range is a range scan of this index, never a scan of
+-- the chat.
+CREATE TABLE messages (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_id      INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    position     INTEGER NOT NULL,
+    role         TEXT NOT NULL,
+    character_id INTEGER,
+    hidden       INTEGER NOT NULL DEFAULT 0,
+    revision     INTEGER NOT NULL DEFAULT 1,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    data         TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX messages_chat_position ON messages(chat_id, position);
+
+CREATE TABLE global_variables (
+    name  TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE chat_variables (
+    chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    name    TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (chat_id, name)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE message_variables (
+    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    PRIMARY KEY (message_id, name)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE chat_state (
+    chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    key     TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (chat_id, key)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE memories (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_id    INTEGER NOT NULL UNIQUE REFERENCES chats(id) ON DELETE CASCADE,
+    enabled    INTEGER NOT NULL DEFAULT 0,
+    memories   TEXT NOT NULL DEFAULT '[]',
+    revision   INTEGER NOT NULL DEFAULT 1,
+    updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE audit_log (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    at      TEXT NOT NULL,
+    action  TEXT NOT NULL,
+    target  TEXT,
+    details TEXT NOT NULL
+) STRICT;
+"#;
+
+/// Which lorebook and regex group came with a character card (its `character_book` and
+/// `extensions.regex_scripts`), and which regex group came with a preset, so that an export
+/// writes them back into the card or preset. The linked assets stay standalone: deleting one
+/// only clears the link.
+const V2: &str = r#"
+CREATE TABLE character_links (
+    character_id INTEGER PRIMARY KEY NOT NULL REFERENCES characters(id) ON DELETE CASCADE,
+    lorebook_id  INTEGER REFERENCES lorebooks(id) ON DELETE SET NULL,
+    regex_id     INTEGER REFERENCES regex_groups(id) ON DELETE SET NULL
+) STRICT;
+
+CREATE TABLE preset_links (
+    preset_id INTEGER PRIMARY KEY NOT NULL REFERENCES presets(id) ON DELETE CASCADE,
+    regex_id  INTEGER REFERENCES regex_groups(id) ON DELETE SET NULL
+) STRICT;
+"#;
+
+/// Every migration, oldest first. The database's `user_version` records how many ran.
+pub(crate) fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(V1).comment("library, messages, variables, state, audit"),
+        M::up(V2).comment("card and preset links to their lorebook and regex group"),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        assert!(migrations().validate().is_ok());
+    }
+}

@@ -1,0 +1,149 @@
+//! What a handler is given: the store, the reply's own chat, and call-scoped services.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tavo_store::Store;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::extension::ExtensionRegistry;
+use crate::operation::BoxFuture;
+use crate::registry::Registry;
+
+/// An image-generation backend (none exists in this project yet; see `image.generate`).
+pub trait ImageGenerator: Send + Sync {
+    /// Generates one image for `prompt` with the validated `options` object of the seed and
+    /// returns its bytes and MIME type. Errors are already envelope errors
+    /// (`permission_denied` for a provider refusal, `internal_error` otherwise).
+    fn generate(
+        &self,
+        prompt: String,
+        options: Value,
+    ) -> BoxFuture<Result<(Vec<u8>, String), ToolError>>;
+}
+
+/// A TTS playback backend (none exists in this project yet; see `tts.play`).
+pub trait SpeechPlayer: Send + Sync {
+    /// Starts (or queues) playback of `text` with the voice bound to `voice` in `chat`.
+    fn play(
+        &self,
+        chat: i64,
+        text: String,
+        voice: Value,
+        queue: bool,
+    ) -> BoxFuture<Result<bool, ToolError>>;
+    /// Stops playback in `chat` and clears its queue.
+    fn stop(&self, chat: i64) -> BoxFuture<Result<(), ToolError>>;
+}
+
+/// The web tools of `crates/web`, seen through the model door. Arguments arrive validated
+/// against the seed's schemas; results are the JSON the model receives.
+pub trait WebTools: Send + Sync {
+    /// `tavo_web_fetch`.
+    fn fetch(&self, args: Value) -> BoxFuture<Result<Value, ToolError>>;
+    /// `tavo_web_search`; `None` when no complete default search API is configured.
+    fn search(&self, args: Value) -> Option<BoxFuture<Result<Value, ToolError>>>;
+    /// Whether a complete default search API exists (decides whether the tool is offered).
+    fn search_available(&self) -> bool;
+}
+
+/// Services that live longer than a call but are not in the store.
+#[derive(Clone, Default)]
+pub struct Services {
+    /// Image generation, when a provider is configured.
+    pub image: Option<Arc<dyn ImageGenerator>>,
+    /// TTS playback, when a provider is configured.
+    pub tts: Option<Arc<dyn SpeechPlayer>>,
+    /// Web fetch / search, when wired.
+    pub web: Option<Arc<dyn WebTools>>,
+    /// Tools registered by pages and MCP servers.
+    pub extensions: ExtensionRegistry,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("image", &self.image.is_some())
+            .field("tts", &self.tts.is_some())
+            .field("web", &self.web.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything one call runs with. Cheap to clone.
+#[derive(Clone)]
+pub struct OpContext {
+    /// The library.
+    pub store: Store,
+    /// The chat that started the reply (or the CLI's `--chat`). Chat-scoped operations are bound
+    /// to it for the whole reply; switching the current chat never redirects them.
+    pub chat: Option<i64>,
+    /// Call-scoped services.
+    pub services: Arc<Services>,
+    /// The registry, so discovery can search it.
+    pub registry: Arc<Registry>,
+    /// Tool names the model can already see this round (discovery skips them).
+    pub shown: Arc<BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for OpContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpContext")
+            .field("chat", &self.chat)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpContext {
+    /// A context with no services and nothing shown.
+    pub fn new(store: Store, registry: Arc<Registry>, chat: Option<i64>) -> Self {
+        Self {
+            store,
+            chat,
+            services: Arc::new(Services::default()),
+            registry,
+            shown: Arc::new(BTreeSet::new()),
+        }
+    }
+
+    /// The reply's chat, or `resource_not_found` when the call has none.
+    pub fn chat_id(&self) -> Result<i64, ToolError> {
+        self.chat.ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::ResourceNotFound,
+                "there is no current chat for this call; this tool works on the chat of the reply \
+                 (from the CLI pass --chat ID)",
+            )
+        })
+    }
+
+    /// Runs blocking store work off the async executor and maps store errors to the envelope.
+    pub async fn blocking<T, F>(&self, what: &'static str, f: F) -> Result<T, ToolError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, ToolError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError::internal(what)),
+        }
+    }
+}
+
+/// Maps a store error onto the envelope without leaking physical paths or SQL.
+pub fn store_error(what: &str, err: tavo_store::StoreError) -> ToolError {
+    use tavo_store::StoreError as E;
+    match err {
+        E::NotFound { kind, id } => ToolError::not_found(kind, id),
+        E::Conflict { .. } => ToolError::new(ErrorCode::Conflict, err.to_string()),
+        E::InvalidFileName { .. } | E::InvalidPath { .. } | E::InvalidArgument(_) => {
+            ToolError::new(ErrorCode::InvalidArguments, err.to_string())
+        }
+        other => {
+            tracing::warn!(error = %other, "{what} failed in the store");
+            ToolError::internal(what)
+        }
+    }
+}

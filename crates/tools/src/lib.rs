@@ -1,0 +1,50 @@
+//! The operation registry: every business operation written once — name, strict argument
+//! schema, handler, write-safety — and the machinery every call goes through at the model
+//! door: strict validation with field paths, the `{ok, result}` / `{ok:false, error}` envelope,
+//! result budgets, discovery, approval policy and exposure rules.
+//!
+//! Code map:
+//! - [`registry`]: [`Registry`], the one call path (validate → run → budgets → envelope).
+//! - [`operation`]: [`Operation`], [`OpSpec`], [`Safety`], [`Outcome`].
+//! - [`schema`], [`validate`]: strict schemas generated with schemars, validated with jsonschema.
+//! - [`error`]: the error codes and the envelope. [`budget`]: 64 KiB / 256 KiB budgets.
+//! - [`exposure`]: which tools a request carries; [`ExposedSet`] per reply; the tool-use hint.
+//! - [`approval`]: allow / ask / deny per tool, remembered per chat.
+//! - [`ask`]: `tavo_ask_user` questions and answers. [`discovery`]: the two search tools.
+//! - [`extension`]: the seam for page-registered and MCP tools.
+//! - [`ops`]: the built-in operations, one module per namespace.
+
+pub mod approval;
+pub mod ask;
+pub mod budget;
+pub mod context;
+pub mod discovery;
+pub mod error;
+pub mod exposure;
+pub mod extension;
+pub mod operation;
+pub mod ops;
+pub mod registry;
+pub mod schema;
+pub mod theme_store;
+pub mod validate;
+pub mod web;
+
+use std::sync::Arc;
+
+pub use approval::{Approval, ApprovalPolicy, Decision};
+pub use ask::{Question, UserAnswer};
+pub use budget::{REPLY_LIMIT, RESULT_LIMIT, ReplyBudget, ToolResult};
+pub use context::{OpContext, Services};
+pub use error::{ErrorCode, ToolError};
+pub use exposure::{ExposedSet, GenerationKind, ToolSettings};
+pub use extension::{ExtensionRegistry, ExtensionSource};
+pub use operation::{OpSpec, Operation, Outcome, Residency, Safety};
+pub use registry::{CallStep, Completed, Registry, ToolDeclaration};
+
+/// The registry with every built-in operation.
+pub fn builtin_registry() -> Result<Arc<Registry>, validate::SchemaError> {
+    let mut r = Registry::new();
+    ops::register_all(&mut r)?;
+    Ok(Arc::new(r))
+}

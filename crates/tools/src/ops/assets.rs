@@ -1,0 +1,503 @@
+//! The library assets: characters, personas, presets, lorebooks and regex groups
+//! (seed 002 🧙 🎭 🎛️ 📚 🎨; seed 000 "角色写入 …", "预设和正则导入 …").
+//!
+//! Each namespace offers `all`, `get`, `find`, `create`, `update`, `delete`, and (except
+//! personas) `import`. create/update use Tavo's native camelCase fields with a strict schema
+//! generated from the model type; `import` takes the outside formats (a CCv2/CCv3 card or bare
+//! `data`, a SillyTavern character wrapper, SillyTavern presets, World Info, CCv3
+//! `character_book`, SillyTavern regex scripts) through `tavo-formats`.
+//!
+//! `update` writes the fields it is given over the stored object (top-level merge; arrays such
+//! as `entries` are replaced whole, as the seed says), so a partial update never wipes fields
+//! the model did not mention.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tavo_formats::{ImportKind, Imported, import_bytes};
+use tavo_model::{Character, Lorebook, Persona, Preset, RegexGroup};
+use tavo_store::{Asset, AssetKind, Store};
+
+use crate::context::{OpContext, store_error};
+use crate::error::{ErrorCode, ToolError};
+use crate::operation::{BoxFuture, Handler, OpSpec, Outcome, Safety};
+use crate::ops::common::{FindArgs, IdArgs, NoArgs, missing};
+use crate::ops::validation_error;
+use crate::registry::Registry;
+use crate::schema::{OPEN_OBJECT, strict_schema_for};
+use crate::validate::SchemaError;
+
+/// A model type with its seed rules for create.
+pub trait LibraryAsset:
+    Asset + schemars::JsonSchema + DeserializeOwned + Serialize + Send + 'static
+{
+    /// Argument name (`character`, `persona`, …) and label in messages.
+    const LABEL: &'static str;
+    /// Fields create requires besides `name`.
+    const CREATE_REQUIRES: &'static [&'static str];
+    /// The model's own validation.
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors>;
+}
+
+impl LibraryAsset for Character {
+    const LABEL: &'static str = "character";
+    const CREATE_REQUIRES: &'static [&'static str] = &["firstMes"];
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
+        self.validate()
+    }
+}
+impl LibraryAsset for Persona {
+    const LABEL: &'static str = "persona";
+    const CREATE_REQUIRES: &'static [&'static str] = &["description"];
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
+        self.validate()
+    }
+}
+impl LibraryAsset for Preset {
+    const LABEL: &'static str = "preset";
+    const CREATE_REQUIRES: &'static [&'static str] = &[];
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
+        self.validate()
+    }
+}
+impl LibraryAsset for Lorebook {
+    const LABEL: &'static str = "lorebook";
+    const CREATE_REQUIRES: &'static [&'static str] = &[];
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
+        self.validate()
+    }
+}
+impl LibraryAsset for RegexGroup {
+    const LABEL: &'static str = "regex";
+    const CREATE_REQUIRES: &'static [&'static str] = &[];
+    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
+        self.validate()
+    }
+}
+
+/// `{ "<label>": <strict schema of A> }` with the object required.
+fn wrapped_schema<A: LibraryAsset>(what: &str) -> Value {
+    let mut inner = strict_schema_for::<A>();
+    if let Value::Object(m) = &mut inner {
+        m.remove("$schema");
+        m.remove("title");
+        m.insert("description".into(), Value::String(what.to_owned()));
+    }
+    json!({"type": "object", "properties": {A::LABEL: inner}, "required": [A::LABEL]})
+}
+
+fn open_schema(field: &str, what: &str) -> Value {
+    json!({"type": "object", "properties": {field: {"type": "object", "description": what, OPEN_OBJECT: true}}, "required": [field]})
+}
+
+fn object_arg(args: &mut Value, field: &str) -> Result<Map<String, Value>, ToolError> {
+    match args.get_mut(field).map(Value::take) {
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err(ToolError::invalid_at(
+            field,
+            "object",
+            crate::error::json_type_name(&other),
+        )),
+        None => Err(ToolError::invalid_at(field, "object (required)", "missing")),
+    }
+}
+
+fn positive_id(obj: &Map<String, Value>, label: &str) -> Result<i64, ToolError> {
+    let path = format!("{label}.id");
+    match obj.get("id") {
+        Some(v) => v.as_i64().filter(|i| *i > 0).ok_or_else(|| {
+            ToolError::invalid_at(&path, "positive integer", crate::error::json_type_name(v))
+        }),
+        None => Err(ToolError::invalid_at(
+            &path,
+            "positive integer (required)",
+            "missing",
+        )),
+    }
+}
+
+fn parse<A: LibraryAsset>(obj: Map<String, Value>) -> Result<A, ToolError> {
+    let asset: A = serde_json::from_value(Value::Object(obj))
+        .map_err(|e| ToolError::new(ErrorCode::InvalidArguments, format!("{}: {e}", A::LABEL)))?;
+    asset.check().map_err(|e| validation_error(A::LABEL, e))?;
+    Ok(asset)
+}
+
+fn summaries(store: &Store, kind: AssetKind) -> Result<Vec<Value>, ToolError> {
+    let list = store
+        .asset_summaries(kind)
+        .map_err(|e| store_error("listing", e))?;
+    Ok(list
+        .into_iter()
+        .map(|s| match kind {
+            AssetKind::Character => json!({"id": s.id, "name": s.name, "avatar": s.avatar}),
+            AssetKind::Lorebook | AssetKind::Regex => {
+                json!({"id": s.id, "name": s.name, "entries": s.entries.unwrap_or(0)})
+            }
+            _ => json!({"id": s.id, "name": s.name}),
+        })
+        .collect())
+}
+
+fn handler<F>(f: F) -> Box<Handler>
+where
+    F: Fn(Value, Store) -> Result<Outcome, ToolError> + Send + Sync + Clone + 'static,
+{
+    Box::new(move |args: Value, ctx: OpContext| {
+        let f = f.clone();
+        Box::pin(async move {
+            ctx.blocking("the library operation", move |store| f(args, store.clone()))
+                .await
+        }) as BoxFuture<_>
+    })
+}
+
+/// Descriptions and safety of one namespace's operations.
+struct Names {
+    all: &'static str,
+    get: &'static str,
+    find: &'static str,
+    create: (&'static str, Safety),
+    update: (&'static str, Safety),
+    delete: &'static str,
+    import: Option<(&'static str, Safety, &'static str, ImportKind)>,
+    keywords: &'static [&'static str],
+    /// Human noun for descriptions.
+    noun: &'static str,
+}
+
+fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), SchemaError> {
+    let kind = A::KIND;
+    let label = A::LABEL;
+    let noun = n.noun;
+    let kw = n.keywords;
+
+    r.add(
+        OpSpec::described(
+            n.all,
+            Safety::Read,
+            format!("List every {noun}: summaries with id and name."),
+        )
+        .keywords(kw),
+        move |_: NoArgs, ctx: OpContext| async move {
+            ctx.blocking("listing", move |store| {
+                Outcome::value(summaries(store, kind)?)
+            })
+            .await
+        },
+    )?;
+    r.add(
+        OpSpec::described(
+            n.get,
+            Safety::Read,
+            format!("Get one {noun} by id (or {{id}}) as a complete object."),
+        )
+        .keywords(kw),
+        move |args: IdArgs, ctx: OpContext| async move {
+            let id = args.id.get();
+            ctx.blocking("reading", move |store| {
+                let v = store
+                    .asset_json(kind, id)
+                    .map_err(|e| store_error("reading", e))?;
+                Outcome::value(v.ok_or_else(|| missing(label, id))?)
+            })
+            .await
+        },
+    )?;
+    r.add(
+        OpSpec::described(
+            n.find,
+            Safety::Read,
+            format!(
+                "Find {noun}s by name; options.match is exact (default), contains, prefix or suffix. Returns \
+                 an array of complete objects (empty when none matches)."
+            ),
+        )
+        .keywords(kw),
+        move |args: FindArgs, ctx: OpContext| async move {
+            let (name, mode) = args.parts()?;
+            let name = name.to_owned();
+            ctx.blocking("finding", move |store| {
+                let ids = store.asset_find_ids(kind, &name, mode).map_err(|e| store_error("finding", e))?;
+                let mut out = Vec::with_capacity(ids.len());
+                for id in ids {
+                    if let Some(v) = store.asset_json(kind, id).map_err(|e| store_error("finding", e))? {
+                        out.push(v);
+                    }
+                }
+                Outcome::value(out)
+            })
+            .await
+        },
+    )?;
+    let requires = A::CREATE_REQUIRES;
+    r.add_raw(
+        OpSpec::described(
+            n.create.0,
+            n.create.1,
+            format!(
+                "Create a {noun} from Tavo's native fields (name is required). Returns {{id}}."
+            ),
+        )
+        .keywords(kw),
+        wrapped_schema::<A>(&format!("The new {noun}.")),
+        handler(move |mut args: Value, store: Store| {
+            let mut obj = object_arg(&mut args, label)?;
+            obj.shift_remove("id");
+            obj.shift_remove("revision");
+            for field in std::iter::once(&"name").chain(requires.iter()) {
+                let present = obj
+                    .get(*field)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.trim().is_empty());
+                if !present {
+                    let path = format!("{label}.{field}");
+                    let found = obj
+                        .get(*field)
+                        .map_or("missing", crate::error::json_type_name);
+                    return Err(ToolError::invalid_at(
+                        &path,
+                        "non-empty string (required)",
+                        found,
+                    ));
+                }
+            }
+            let asset: A = parse(obj)?;
+            let id = store
+                .create(&asset)
+                .map_err(|e| store_error("creating", e))?;
+            Outcome::value(json!({"id": A::raw_id(id)}))
+        }),
+    )?;
+    r.add_raw(
+        OpSpec::described(
+            n.update.0,
+            n.update.1,
+            format!(
+                "Update a {noun}: id is required; the fields given replace the stored ones (arrays such as \
+                 entries are replaced whole; get, modify, then update). Returns {{id, revision}}."
+            ),
+        )
+        .keywords(kw),
+        wrapped_schema::<A>(&format!("The {noun} fields to write, with its id.")),
+        handler(move |mut args: Value, store: Store| {
+            let patch = object_arg(&mut args, label)?;
+            let id = positive_id(&patch, label)?;
+            let stored = store.asset_json(kind, id).map_err(|e| store_error("updating", e))?;
+            let Some(Value::Object(mut merged)) = stored else { return Err(missing(label, id)) };
+            for (k, v) in patch {
+                if k != "revision" {
+                    merged.insert(k, v);
+                }
+            }
+            let asset: A = parse(merged)?;
+            let revision = store.update(&asset, None).map_err(|e| store_error("updating", e))?;
+            Outcome::value(json!({"id": id, "revision": revision}))
+        }),
+    )?;
+    r.add(
+        OpSpec::described(
+            n.delete,
+            Safety::Confirm,
+            format!("Delete a {noun} by id (or {{id}}). Returns {{id}}."),
+        )
+        .keywords(kw),
+        move |args: IdArgs, ctx: OpContext| async move {
+            let id = args.id.get();
+            ctx.blocking("deleting", move |store| {
+                if !store
+                    .asset_delete(kind, id)
+                    .map_err(|e| store_error("deleting", e))?
+                {
+                    return Err(missing(label, id));
+                }
+                Outcome::value(json!({"id": id}))
+            })
+            .await
+        },
+    )?;
+    if let Some((name, safety, field, import_kind)) = n.import {
+        let what = match import_kind {
+            ImportKind::Character => {
+                "A character card: CCv3 {spec, data}, CCv2, bare card data, or a SillyTavern character."
+            }
+            ImportKind::Preset => {
+                "A SillyTavern chat-completion preset (prompts, prompt_order, …); name optional."
+            }
+            ImportKind::Lorebook => {
+                "A lorebook: CCv3 character_book / lorebook_v3, SillyTavern World Info, or Tavo native."
+            }
+            _ => {
+                "SillyTavern regex scripts: {name?, entries: [{scriptName, findRegex, replaceString, placement, …}]}."
+            }
+        };
+        r.add_raw(
+            OpSpec::described(
+                name,
+                safety,
+                format!("Import a {noun} from an outside format. {what}"),
+            )
+            .keywords(kw),
+            open_schema(field, what),
+            handler(move |mut args: Value, store: Store| {
+                let obj = object_arg(&mut args, field)?;
+                import_one(&store, Value::Object(obj), field, import_kind)
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+fn import_one(
+    store: &Store,
+    value: Value,
+    field: &str,
+    kind: ImportKind,
+) -> Result<Outcome, ToolError> {
+    let bytes = serde_json::to_vec(&value).map_err(|_| ToolError::internal("importing"))?;
+    let outcome = import_bytes(&bytes, &format!("{field}.json"), Some(kind)).map_err(|e| {
+        let path = if e.path.is_empty() {
+            field.to_owned()
+        } else {
+            format!("{field}.{}", e.path)
+        };
+        ToolError::new(
+            ErrorCode::InvalidArguments,
+            format!("{path}: {}", e.message),
+        )
+        .with_details(json!({"path": path, "expected": e.message, "actualType": "object"}))
+    })?;
+    let warnings: Vec<String> = outcome.warnings.iter().map(|w| w.message.clone()).collect();
+    let err = |e| store_error("importing", e);
+    let mut result = match outcome.imported {
+        Imported::Character {
+            character,
+            avatar,
+            lorebook,
+            regex,
+        } => {
+            let r = store
+                .import_character(
+                    &character,
+                    avatar.as_deref(),
+                    lorebook.as_ref(),
+                    regex.as_ref(),
+                )
+                .map_err(err)?;
+            serde_json::to_value(r).map_err(|_| ToolError::internal("importing"))?
+        }
+        Imported::Preset { preset, regex } => {
+            let (id, regex_id) = store.import_preset(&preset, regex.as_ref()).map_err(err)?;
+            json!({"id": id.0, "regexId": regex_id.map(|r| r.0)})
+        }
+        Imported::Lorebook(book) => json!({"id": store.create(&book).map_err(err)?.0}),
+        Imported::Regex(group) => json!({"id": store.create(&group).map_err(err)?.0}),
+        Imported::Persona(p) => json!({"id": store.create(&p).map_err(err)?.0}),
+        Imported::Chat(_) => {
+            return Err(ToolError::invalid_at(
+                field,
+                "a library asset, not a chat",
+                "object",
+            ));
+        }
+    };
+    if !warnings.is_empty() {
+        result["warnings"] = json!(warnings);
+    }
+    Outcome::value(result)
+}
+
+/// Registers every library namespace.
+pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
+    register_ns::<Character>(
+        r,
+        Names {
+            all: "character.all",
+            get: "character.get",
+            find: "character.find",
+            create: ("character.create", Safety::Confirm),
+            update: ("character.update", Safety::Confirm),
+            delete: "character.delete",
+            import: Some((
+                "character.import",
+                Safety::Confirm,
+                "card",
+                ImportKind::Character,
+            )),
+            keywords: &["character", "card", "bot", "role", "角色"],
+            noun: "character",
+        },
+    )?;
+    register_ns::<Persona>(
+        r,
+        Names {
+            all: "persona.all",
+            get: "persona.get",
+            find: "persona.find",
+            create: ("persona.create", Safety::Write),
+            update: ("persona.update", Safety::Write),
+            delete: "persona.delete",
+            import: None,
+            keywords: &["persona", "user identity", "profile", "用户身份"],
+            noun: "persona",
+        },
+    )?;
+    register_ns::<Preset>(
+        r,
+        Names {
+            all: "preset.all",
+            get: "preset.get",
+            find: "preset.find",
+            create: ("preset.create", Safety::Write),
+            update: ("preset.update", Safety::Write),
+            delete: "preset.delete",
+            import: Some((
+                "preset.import",
+                Safety::Confirm,
+                "preset",
+                ImportKind::Preset,
+            )),
+            keywords: &["preset", "prompt", "system prompt", "entries", "预设"],
+            noun: "preset",
+        },
+    )?;
+    register_ns::<Lorebook>(
+        r,
+        Names {
+            all: "lorebook.all",
+            get: "lorebook.get",
+            find: "lorebook.find",
+            create: ("lorebook.create", Safety::Write),
+            update: ("lorebook.update", Safety::Write),
+            delete: "lorebook.delete",
+            import: Some((
+                "lorebook.import",
+                Safety::Confirm,
+                "lorebook",
+                ImportKind::Lorebook,
+            )),
+            keywords: &["lorebook", "world info", "worldbook", "lore", "世界书"],
+            noun: "lorebook",
+        },
+    )?;
+    register_ns::<RegexGroup>(
+        r,
+        Names {
+            all: "regex.all",
+            get: "regex.get",
+            find: "regex.find",
+            create: ("regex.create", Safety::Confirm),
+            update: ("regex.update", Safety::Confirm),
+            delete: "regex.delete",
+            import: Some(("regex.import", Safety::Confirm, "regex", ImportKind::Regex)),
+            keywords: &[
+                "regex",
+                "regular expression",
+                "replace",
+                "find and replace",
+                "正则",
+            ],
+            noun: "regex group",
+        },
+    )
+}

@@ -1,0 +1,27 @@
+//! PNG reader: any bytes after the PNG signature must give a card or an error, never a panic,
+//! and a card that reads must export to PNG and read back.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use tavo_formats::{ExportFormat, Imported, export_character, import_bytes, png};
+
+fuzz_target!(|data: &[u8]| {
+    let mut input = png::SIGNATURE.to_vec();
+    input.extend_from_slice(data);
+    if let Ok(out) = import_bytes(&input, "fuzz.png", None)
+        && let Imported::Character {
+            character,
+            avatar,
+            lorebook,
+            regex,
+        } = out.imported
+        && let Ok(bytes) = export_character(
+            &character,
+            lorebook.as_ref(),
+            regex.as_ref(),
+            avatar.as_deref(),
+            ExportFormat::Png,
+        )
+    {
+        assert!(import_bytes(&bytes, "again.png", None).is_ok());
+    }
+});
