@@ -60,8 +60,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut exposed = ExposedSet::default();
             exposed.expose(["tavo_bench_noop".to_owned()]);
-            let mut limits = Limits::default();
-            limits.max_calls = u32::MAX;
+            let limits = Limits {
+                max_calls: u32::MAX,
+                ..Limits::default()
+            };
             let mut runner = CallRunner::new(
                 registry.clone(),
                 Arc::new(Services::default()),

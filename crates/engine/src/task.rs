@@ -192,12 +192,12 @@ impl ReplyTask {
         .with_extensions(self.inner.extensions.clone());
 
         let mut rounds: Vec<Message> = Vec::new();
-        let mut tool_rounds = 0u32;
-        for round in 0.. {
+        // Every round before the last one ran tools, so `round` counts the tool rounds.
+        for round in 0u32.. {
             if self.control.is_cancelled() {
                 return Err(Stop::Cancelled);
             }
-            let can_call_now = may_call && tool_rounds < self.limits.recursion_limit;
+            let can_call_now = may_call && round < self.limits.recursion_limit;
             let tools = if may_call {
                 self.declarations(runner.exposed())
             } else {
@@ -283,7 +283,6 @@ impl ReplyTask {
                 // Stealth results stay out of the visible history and trigger no follow-up.
                 return Ok(());
             }
-            tool_rounds += 1;
         }
         Ok(())
     }

@@ -168,15 +168,15 @@ fn create(store: &Store, b: Bindings) -> anyhow::Result<ExitCode> {
                 None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
             };
             let id = tx.chat_create(&chat)?;
-            if !b.no_greeting {
-                if let Some(text) = tavo_prompt::render_greeting(&characters, persona.as_ref(), now)
-                {
-                    let mut greeting = Message::new(Role::Assistant, text);
-                    greeting.character_id = characters.first().and_then(|c| c.id);
-                    greeting.name = characters.first().map(|c| c.name.clone());
-                    greeting.send_date = Some(now.to_rfc3339());
-                    tx.message_append(id, &greeting)?;
-                }
+            let greeting = (!b.no_greeting)
+                .then(|| tavo_prompt::render_greeting(&characters, persona.as_ref(), now))
+                .flatten();
+            if let Some(text) = greeting {
+                let mut greeting = Message::new(Role::Assistant, text);
+                greeting.character_id = characters.first().and_then(|c| c.id);
+                greeting.name = characters.first().map(|c| c.name.clone());
+                greeting.send_date = Some(now.to_rfc3339());
+                tx.message_append(id, &greeting)?;
             }
             Ok(id)
         })

@@ -102,10 +102,8 @@ fn render(ev: &ReplyEvent, in_reasoning: &mut bool) {
         EventKind::Error { message } => {
             let _ = writeln!(err, "error: {message}");
         }
-        EventKind::Finished { text, .. } => {
-            if !text.is_empty() {
-                let _ = writeln!(out);
-            }
+        EventKind::Finished { text, .. } if !text.is_empty() => {
+            let _ = writeln!(out);
         }
         _ => {}
     }
