@@ -9,12 +9,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// `--data-dir` (which clap already fills from `TAVO_DATA_DIR`), else the platform data
-    /// directory, else `./tavo-data` on a platform that has none.
+    /// `--data-dir` (which clap already fills from `TAVO_DATA_DIR`), else the store's default
+    /// (the platform data directory), so every door agrees on where the library lives.
     pub fn new(data_dir: Option<PathBuf>) -> Self {
-        let data_dir = data_dir
-            .or_else(|| dirs::data_dir().map(|d| d.join("tavo")))
-            .unwrap_or_else(|| PathBuf::from("tavo-data"));
+        let data_dir = data_dir.unwrap_or_else(tavo_store::default_data_dir);
         Self { data_dir }
     }
 
