@@ -3,9 +3,10 @@
 //! imported over HTTP lands exactly as one imported from the terminal.
 
 use serde_json::{Map, Value, json};
-use tavo_formats::{ExportFormat, ImportKind, Imported, Warning};
+use tavo_formats::{ExportFormat, ImportKind, Warning};
 use tavo_model::{ChatId, Lorebook, Persona, RegexGroup};
 use tavo_store::{AssetKind, Store};
+use tavo_tools::library::store_imported;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -62,63 +63,6 @@ pub fn import_file(
         name,
         ids,
         warnings,
-    })
-}
-
-fn store_imported(
-    store: &Store,
-    imported: Imported,
-    warnings: &mut Vec<Warning>,
-) -> ApiResult<Vec<(&'static str, Option<i64>)>> {
-    Ok(match imported {
-        Imported::Character {
-            character,
-            avatar,
-            lorebook,
-            regex,
-        } => {
-            let r = store.import_character(
-                &character,
-                avatar.as_deref(),
-                lorebook.as_ref(),
-                regex.as_ref(),
-            )?;
-            vec![
-                ("characterId", Some(r.character_id.0)),
-                ("lorebookId", r.lorebook_id.map(|l| l.0)),
-                ("regexId", r.regex_id.map(|g| g.0)),
-            ]
-        }
-        Imported::Persona(persona) => {
-            vec![("personaId", Some(store.create::<Persona>(&persona)?.0))]
-        }
-        Imported::Preset { preset, regex } => {
-            let (preset_id, regex_id) = store.import_preset(&preset, regex.as_ref())?;
-            vec![
-                ("presetId", Some(preset_id.0)),
-                ("regexId", regex_id.map(|r| r.0)),
-            ]
-        }
-        Imported::Lorebook(book) => vec![("lorebookId", Some(store.create::<Lorebook>(&book)?.0))],
-        Imported::Regex(group) => vec![("regexId", Some(store.create::<RegexGroup>(&group)?.0))],
-        Imported::Chat(chat) => {
-            let result = store.import_chat(
-                chat.chat,
-                chat.messages,
-                &chat.character_names,
-                chat.user_name.as_deref(),
-            )?;
-            for name in &result.unmatched {
-                warnings.push(Warning::new(
-                    "chat.character-unmatched",
-                    format!(
-                        "no character named {name:?} in the library; the chat was imported without it \
-                         (import the character first, then import the chat again to link them)"
-                    ),
-                ));
-            }
-            vec![("chatId", Some(result.chat_id.0))]
-        }
     })
 }
 

@@ -22,6 +22,7 @@ pub mod discovery;
 pub mod error;
 pub mod exposure;
 pub mod extension;
+pub mod library;
 pub mod operation;
 pub mod ops;
 pub mod registry;
