@@ -247,12 +247,14 @@ async fn waiting_for_a_confirmation_longer_than_the_time_out_is_fine() {
     policy.save(&lab.store).unwrap_or_else(|e| panic!("{e}"));
     let engine = lab.engine(Services::default(), None);
     let req = ReplyRequest {
-        limits: Some(limits(5, 50, 200)),
+        // The time-out must be long enough for a file save on a loaded CI machine;
+        // the confirmation below waits twice as long as it.
+        limits: Some(limits(5, 50, 1_000)),
         ..ReplyRequest::normal(lab.chat, "save")
     };
     let handle = engine.start(req).unwrap_or_else(|e| panic!("{e}"));
     let answers = Answers {
-        delay: Duration::from_millis(700),
+        delay: Duration::from_millis(2_000),
         ..Answers::default()
     };
     let events = drive(&handle, &answers).await;
