@@ -16,7 +16,7 @@ use tavo_model::{
     RegexTiming, Role,
 };
 use tavo_prompt::lorebook::{
-    ActivationInput, LorebookIndex, LorebookOptions, TimedEffects, activate,
+    ActivationInput, EntryScope, LorebookIndex, LorebookOptions, TimedEffects, activate,
 };
 use tavo_prompt::macros::{MacroContext, MacroState, Variables};
 use tavo_prompt::{PromptEngine, PromptInput, PromptOptions};
@@ -42,6 +42,27 @@ fn lorebook(entries: usize, rng: &mut ChaCha8Rng) -> Lorebook {
                 name: format!("entry {i}"),
                 content: sentence(rng, 30),
                 keywords: (0..5).map(|_| word(rng)).collect(),
+                scan_depth: 100,
+                ..LorebookEntry::default()
+            })
+            .collect(),
+        ..Lorebook::default()
+    }
+}
+
+/// A lorebook whose entries each have keys of their own (`thing<i>k<j>`), as real books
+/// name characters, places and items.
+fn named_lorebook(entries: usize, rng: &mut ChaCha8Rng) -> Lorebook {
+    Lorebook {
+        id: Some(LorebookId(2)),
+        revision: 1,
+        name: "named".into(),
+        entries: (0..entries)
+            .map(|i| LorebookEntry {
+                identifier: format!("n{i}"),
+                name: format!("thing {i}"),
+                content: sentence(rng, 30),
+                keywords: (0..5).map(|j| format!("thing{i}k{j}")).collect(),
                 scan_depth: 100,
                 ..LorebookEntry::default()
             })
@@ -200,7 +221,25 @@ fn scan_cost(c: &mut Criterion) {
             b.iter(|| run(&books, &index, texts, &ctx))
         });
     }
-    // Cost against entry count: 100 messages, 1,000 … 40,000 entries.
+    // Cost against entry count, as lorebooks are written: each entry names its own thing
+    // (keys unique to it), and the chat mentions a fixed 20 of them among ordinary words.
+    // 100 messages, 1,000 … 40,000 entries: the scan and the 20 mentioned entries cost the
+    // same whatever the size of the book.
+    let mut chat: Vec<String> = (0..100).map(|_| sentence(&mut rng, 35)).collect();
+    for (m, mention) in (0..20).map(|k| (k * 5, k * 37)) {
+        chat[m].push_str(&format!(" thing{mention}k2"));
+    }
+    for entries in [1_000usize, 5_000, 10_000, 40_000] {
+        let books = vec![named_lorebook(entries, &mut rng)];
+        let index = LorebookIndex::build(&books).unwrap_or_else(|e| panic!("{e}"));
+        group.bench_with_input(
+            BenchmarkId::new("entries_named", entries),
+            &chat,
+            |b, texts| b.iter(|| run(&books, &index, texts, &ctx)),
+        );
+    }
+    // The same sizes with every key drawn from the chat's own vocabulary: about 30 % of
+    // entries match, so the work grows with the entries that activate (a worst case).
     let texts: Vec<String> = (0..100).map(|_| sentence(&mut rng, 35)).collect();
     for entries in [1_000usize, 5_000, 10_000, 40_000] {
         let books = vec![lorebook(entries, &mut rng)];
@@ -221,6 +260,7 @@ fn run(books: &[Lorebook], index: &LorebookIndex, texts: &[String], ctx: &MacroC
         clock: texts.len() as u64,
         ctx,
         js: None,
+        scope: EntryScope::default(),
     };
     let mut timed = TimedEffects::default();
     let mut macros = MacroState::new(Variables::default(), 1);

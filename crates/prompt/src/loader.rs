@@ -153,7 +153,7 @@ fn load_in(tx: &Tx<'_>, chat_id: ChatId) -> Result<LoadedChat, StoreError> {
         }
     }
     loaded.messages = tx.messages_all(chat_id)?;
-    loaded.memory = Some(tx.memory_get(chat_id)?);
+    loaded.memory = Some(tx.memory_peek(chat_id)?);
     loaded.variables = Variables {
         chat: tx.var_all(VarScope::Chat(chat_id.0))?,
         global: tx.var_all(VarScope::Global)?,

@@ -84,6 +84,30 @@ impl Tx<'_> {
         })
     }
 
+    /// The chat's long-term memory as stored, without creating a record: a chat that never
+    /// had one reads as disabled and empty (`id` is `None`). Readers that must change nothing,
+    /// such as a dry-run prompt, use this instead of [`Self::memory_get`].
+    pub fn memory_peek(&self, chat: ChatId) -> Result<Memory> {
+        let row: Option<(i64, bool, String)> = self
+            .conn
+            .query_row(
+                "SELECT id, enabled, memories FROM memories WHERE chat_id = ?1",
+                [chat.0],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((id, enabled, text)) = row else {
+            return Ok(Memory::default());
+        };
+        let memories = serde_json::from_str(&text)
+            .map_err(|e| StoreError::json(format!("memory of chat {chat}"), e))?;
+        Ok(Memory {
+            id: Some(MemoryId(id)),
+            enabled,
+            memories,
+        })
+    }
+
     /// Updates the fields given (`enabled`, `memories`), keeps the others; returns the result.
     pub fn memory_update(
         &self,

@@ -84,6 +84,8 @@ delegate::store_shorthands! {
     write fn chat_state_delete(&self, chat: ChatId, key: &str) -> bool;
     /// The chat's memory (created disabled and empty on first use).
     write fn memory_get(&self, chat: ChatId) -> Memory;
+    /// The chat's memory as stored, creating nothing (disabled and empty when absent).
+    read fn memory_peek(&self, chat: ChatId) -> Memory;
     /// Updates the chat's memory.
     write fn memory_update(&self, chat: ChatId, enabled: Option<bool>, memories: Option<&[String]>) -> Memory;
     /// Appends to the chat's memory.

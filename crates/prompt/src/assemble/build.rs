@@ -28,7 +28,7 @@ use super::input::{GenerationType, PromptInput, PromptOptions, PromptOutput};
 use super::message::{PromptMessage, convert};
 use super::tokens::REPLY_PRIMING;
 use crate::engine::PromptEngine;
-use crate::lorebook::{ActivatedEntry, ActivationInput, LorebookOptions, activate};
+use crate::lorebook::{ActivatedEntry, ActivationInput, EntryScope, LorebookOptions, activate};
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, Rendered};
 use crate::regex::{JsRegex, RegexReport, RegexRules, RegexRun, RegexTarget, Stage};
 
@@ -53,8 +53,31 @@ struct Injection {
 /// Model copies of the visible messages, computed lazily newest first.
 struct Copies<'a> {
     visible: Vec<&'a Message>,
-    names: Vec<String>,
     texts: Vec<Option<String>>,
+    /// For speaker names, computed only for the messages that are read (a 100,000-message
+    /// chat must not cost 100,000 name strings per generation).
+    characters: &'a [tavo_model::Character],
+    user: String,
+    char: String,
+}
+
+impl Copies<'_> {
+    /// The speaker's name of visible message `i`: the message's own name, else the persona
+    /// (user), the character it belongs to (assistant) or `System`.
+    fn name(&self, i: usize) -> &str {
+        let message = self.visible[i];
+        if let Some(name) = message.name.as_deref().filter(|n| !n.trim().is_empty()) {
+            return name;
+        }
+        match message.role {
+            Role::User => &self.user,
+            Role::Assistant => message
+                .character_id
+                .and_then(|id| self.characters.iter().find(|c| c.id == Some(id)))
+                .map_or(self.char.as_str(), |c| c.display_name()),
+            Role::System => "System",
+        }
+    }
 }
 
 struct Builder<'e> {
@@ -267,21 +290,6 @@ fn macro_context(
     ctx
 }
 
-fn speaker_name(input: &PromptInput<'_>, ctx: &MacroContext, message: &Message) -> String {
-    if let Some(name) = message.name.as_deref().filter(|n| !n.trim().is_empty()) {
-        return name.to_owned();
-    }
-    match message.role {
-        Role::User => ctx.user.clone(),
-        Role::Assistant => message
-            .character_id
-            .and_then(|id| input.characters.iter().find(|c| c.id == Some(id)))
-            .map(|c| c.display_name().to_owned())
-            .unwrap_or_else(|| ctx.char.clone()),
-        Role::System => "System".to_owned(),
-    }
-}
-
 fn wrap(template: &str, content: &str) -> String {
     if template.contains("{0}") {
         template.replace("{0}", content)
@@ -323,12 +331,9 @@ pub(crate) fn assemble(
         diagnostics: Vec::new(),
         group,
     };
-    let any_regex_keys = input.lorebooks.iter().flat_map(|l| &l.entries).any(|e| {
-        e.keywords
-            .iter()
-            .chain(&e.secondary_keywords)
-            .any(|k| crate::regex::parse_regex_key(k.trim()).is_some())
-    });
+    // The keyword index is cached across generations; it knows whether any key is a regex.
+    let index = (!input.lorebooks.is_empty()).then(|| engine.lorebook_index(input.lorebooks));
+    let any_regex_keys = matches!(&index, Some(Ok(index)) if index.any_regex);
     if !b.rules.is_empty() || any_regex_keys {
         match JsRegex::shared() {
             Ok(js) => b.js = Some(js),
@@ -344,22 +349,20 @@ pub(crate) fn assemble(
 
     // 1. Visible messages and their copies.
     let visible: Vec<&Message> = input.messages.iter().filter(|m| !m.hidden).collect();
-    let names: Vec<String> = visible
-        .iter()
-        .map(|m| speaker_name(input, &b.ctx, m))
-        .collect();
     let mut copies = Copies {
         texts: vec![None; visible.len()],
         visible,
-        names,
+        characters: input.characters,
+        user: b.ctx.user.clone(),
+        char: b.ctx.char.clone(),
     };
 
     // 2. Lorebooks.
     let mut timed = input.timed.clone();
     let mut activated: Vec<ActivatedEntry> = Vec::new();
     let mut skipped = Vec::new();
-    if !input.lorebooks.is_empty() {
-        match engine.lorebook_index(input.lorebooks) {
+    if let Some(index) = index {
+        match index {
             Ok(index) => {
                 let window = index.max_scan_depth.min(copies.visible.len());
                 b.ensure_copies(&mut copies, window);
@@ -369,7 +372,7 @@ pub(crate) fn assemble(
                         let i = len - 1 - k;
                         format!(
                             "{}: {}",
-                            copies.names[i],
+                            copies.name(i),
                             copies.texts[i].as_deref().unwrap_or_default()
                         )
                     })
@@ -381,6 +384,14 @@ pub(crate) fn assemble(
                     clock: input.messages.len() as u64,
                     ctx: &b.ctx,
                     js: b.js,
+                    scope: EntryScope {
+                        character: speaker.map(|c| c.name.as_str()),
+                        trigger: match options.generation {
+                            GenerationType::Normal => "normal",
+                            GenerationType::Continue => "continue",
+                            GenerationType::Impersonate => "impersonate",
+                        },
+                    },
                 };
                 let lorebook_options = LorebookOptions {
                     seed: options.seed,
@@ -832,7 +843,7 @@ fn history_text(b: &Builder<'_>, copies: &Copies<'_>, i: usize) -> String {
         .clone()
         .unwrap_or_else(|| copies.visible[i].content.clone());
     if b.group && copies.visible[i].role == Role::Assistant {
-        format!("{}: {}", copies.names[i], text)
+        format!("{}: {}", copies.name(i), text)
     } else {
         text
     }

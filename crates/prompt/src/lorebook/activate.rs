@@ -5,6 +5,8 @@
 //! → `delay` → `cooldown` → probability → budget. Only entries that reached a gate are
 //! reported as skipped; an entry whose keys simply did not occur is not listed.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 use serde_json::Value;
 use tavo_model::{
@@ -12,8 +14,9 @@ use tavo_model::{
     SecondaryKeywordStrategy,
 };
 
+use super::groups;
 use super::index::{KeyRef, LorebookIndex};
-use super::scan::{NONE, RECURSION, ScanHits, find_in_texts, within};
+use super::scan::{FreshHits, NONE, RECURSION, ScanHits, find_in_texts, within};
 use super::timed::{EntryTimers, TimedEffects, delayed};
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, seeded_percent};
 use crate::regex::JsRegex;
@@ -36,6 +39,12 @@ pub enum Gate {
     Cooldown,
     /// The lorebook token budget was full.
     Budget,
+    /// Another member of its inclusion group won (SillyTavern `group`).
+    InclusionGroup,
+    /// Its `characterFilter` excludes the speaking character (SillyTavern).
+    CharacterFilter,
+    /// Its `triggers` do not list this generation type (SillyTavern).
+    Trigger,
 }
 
 /// Why an entry was injected.
@@ -119,6 +128,9 @@ pub struct LorebookOptions {
     pub recursive: bool,
     /// Largest number of recursion passes.
     pub max_recursion: usize,
+    /// Group scoring for inclusion groups whose members do not set `useGroupScoring`
+    /// (SillyTavern's global default: off).
+    pub group_scoring: bool,
 }
 
 impl Default for LorebookOptions {
@@ -128,6 +140,7 @@ impl Default for LorebookOptions {
             budget_tokens: None,
             recursive: true,
             max_recursion: 8,
+            group_scoring: false,
         }
     }
 }
@@ -160,6 +173,67 @@ pub struct ActivationInput<'a> {
     pub ctx: &'a MacroContext,
     /// JavaScript engine for regex keys (`None` skips them with an error).
     pub js: Option<&'a JsRegex>,
+    /// Who speaks and why, for SillyTavern's per-entry filters.
+    pub scope: EntryScope<'a>,
+}
+
+/// What SillyTavern's per-entry filters look at: the speaking character and the
+/// generation type. The default (no character, `normal`) lets every filterless entry pass.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryScope<'a> {
+    /// The speaking character's name (SillyTavern compares its file name, which is the
+    /// name for cards imported into Tavo).
+    pub character: Option<&'a str>,
+    /// `normal`, `continue`, `impersonate`, `regenerate`, `swipe` or `quiet`.
+    pub trigger: &'a str,
+}
+
+impl Default for EntryScope<'_> {
+    fn default() -> Self {
+        Self {
+            character: None,
+            trigger: "normal",
+        }
+    }
+}
+
+impl EntryScope<'_> {
+    /// The gate that stops `entry` in this scope, if any: `triggers` not listing the
+    /// generation type, or `characterFilter.names` (`isExclude` inverts).
+    ///
+    /// `characterFilter.tags` is deliberately not applied: SillyTavern stores there the ids
+    /// of tags in the creator's own install (UUIDs), which no card or lorebook export
+    /// carries. Applied, an include-by-tag filter would switch the entry off for every
+    /// user who imports the book (the corpus' Skyrim book has such constant entries).
+    pub fn filter(&self, entry: &LorebookEntry) -> Option<Gate> {
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let triggers = strings(entry.extra.get("triggers"));
+        if !triggers.is_empty() && !triggers.iter().any(|t| t == self.trigger) {
+            return Some(Gate::Trigger);
+        }
+        let filter = entry.extra.get("characterFilter")?;
+        let exclude = filter
+            .get("isExclude")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let names = strings(filter.get("names"));
+        if !names.is_empty() {
+            let listed = self.character.is_some_and(|c| names.iter().any(|n| n == c));
+            if listed == exclude {
+                return Some(Gate::CharacterFilter);
+            }
+        }
+        None
+    }
 }
 
 /// The key under which timed effects are stored: `"<lorebookId>.<identifier>"`.
@@ -167,14 +241,6 @@ pub fn timer_key(book: &Lorebook, book_index: usize, entry: &LorebookEntry) -> S
     match book.id {
         Some(id) => format!("{id}.{}", entry.identifier),
         None => format!("#{book_index}.{}", entry.identifier),
-    }
-}
-
-fn flag(entry: &LorebookEntry, name: &str) -> bool {
-    match entry.extra.get(name) {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|v| v > 0.0),
-        _ => false,
     }
 }
 
@@ -187,6 +253,10 @@ enum Status {
 
 /// Runs activation, updating `timed` (the caller persists it only for a recorded
 /// generation) and committing macro side effects of injected entries into `macros`.
+///
+/// Only entries that can activate are evaluated: those whose primary keys the scan found
+/// (through the index's pattern → entries map), constants, macro-key entries and entries
+/// held by `sticky`. A 40,000-entry book costs what its mentioned entries cost.
 pub fn activate(
     input: &ActivationInput<'_>,
     timed: &mut TimedEffects,
@@ -204,32 +274,19 @@ pub fn activate(
             e.book,
         )
     };
-    let key_of = |i: usize| {
-        let (book, entry, b) = entry_of(i);
-        timer_key(book, b, entry)
-    };
-    // Timer keys are only formatted when some effect is running (10,000 entries would
-    // otherwise cost 10,000 allocations per generation).
-    let has_state = !(timed.sticky.is_empty() && timed.cooldown.is_empty());
-    if has_state {
-        let lookup: std::collections::HashMap<String, EntryTimers> = (0..index.entries.len())
-            .map(|i| {
-                let (_, entry, _) = entry_of(i);
-                (
-                    key_of(i),
-                    EntryTimers {
-                        sticky: entry.sticky,
-                        cooldown: entry.cooldown,
-                    },
-                )
+    let key_of = |i: usize| index.timer_keys[i].as_str();
+    if !(timed.sticky.is_empty() && timed.cooldown.is_empty()) {
+        timed.begin(n, |k| {
+            let (_, entry, _) = entry_of(*index.by_timer_key.get(k)? as usize);
+            Some(EntryTimers {
+                sticky: entry.sticky,
+                cooldown: entry.cooldown,
             })
-            .collect();
-        timed.begin(n, |k| lookup.get(k).copied());
+        });
     }
-    let has_state = !(timed.sticky.is_empty() && timed.cooldown.is_empty());
     let window = index.max_scan_depth.min(input.texts.len());
     let exact_texts: Vec<&str> = input.texts[..window].iter().map(String::as_str).collect();
-    let lower_texts: Vec<String> = if index.lower.is_some() || has_dynamic(index) {
+    let lower_texts: Vec<String> = if index.lower.is_some() || index.any_dynamic {
         exact_texts.iter().map(|t| t.to_lowercase()).collect()
     } else {
         Vec::new()
@@ -244,53 +301,75 @@ pub fn activate(
 
     let mut status = vec![Status::Open; index.entries.len()];
     let mut gates: Vec<Option<Gate>> = vec![None; index.entries.len()];
+    for &(i, gate) in &index.static_gates {
+        gates[i as usize] = Some(gate);
+        if gate == Gate::Disabled {
+            status[i as usize] = Status::Stopped;
+        }
+    }
+    let mut candidates = Candidates::new(index.entries.len());
+    for &i in &index.always {
+        candidates.add(i);
+    }
+    for key in timed.sticky.keys() {
+        if timed.is_sticky(key)
+            && let Some(&i) = index.by_timer_key.get(key)
+        {
+            candidates.add(i);
+        }
+    }
     let mut used_tokens = 0usize;
     let mut overflowed = false;
     let mut recursion_lower: Vec<String> = Vec::new();
     let mut recursion_exact: Vec<String> = Vec::new();
+    let mut active_groups: HashSet<String> = HashSet::new();
 
     for pass in 0..=options.max_recursion {
-        let mut found: Vec<(usize, Reason)> = Vec::new();
-        for i in 0..index.entries.len() {
+        candidates.absorb(index, hits.take_fresh());
+        candidates.sort();
+        let mut found: Vec<(usize, Reason, u32)> = Vec::new();
+        for &c in &candidates.list {
+            let i = c as usize;
             if status[i] != Status::Open {
                 continue;
             }
             let (_, entry, _) = entry_of(i);
-            if !entry.enabled {
+            let traits = index.entries[i].traits;
+            if let Some(gate) = traits.filtered.then(|| input.scope.filter(entry)).flatten() {
                 status[i] = Status::Stopped;
-                gates[i] = Some(Gate::Disabled);
+                gates[i] = Some(gate);
                 continue;
             }
-            let key = if has_state { Some(key_of(i)) } else { None };
-            if key.as_deref().is_some_and(|k| timed.is_sticky(k)) {
-                found.push((i, Reason::Sticky));
+            let key = key_of(i);
+            if timed.is_sticky(key) {
+                found.push((i, Reason::Sticky, 0));
                 continue;
             }
-            if pass > 0 && flag(entry, "excludeRecursion") {
+            if pass > 0 && traits.exclude_recursion {
                 continue;
             }
-            let reason = if entry.strategy == LorebookStrategy::Constant {
-                Reason::Constant
+            let indexed = &index.entries[i];
+            let probe = |key: &KeyRef| -> u32 {
+                key_hit(
+                    key,
+                    entry,
+                    &hits,
+                    &exact_texts,
+                    &lower_refs,
+                    &recursion_exact,
+                    &recursion_lower,
+                    input,
+                    macros,
+                )
+            };
+            let (reason, score) = if entry.strategy == LorebookStrategy::Constant {
+                (Reason::Constant, 0)
             } else {
-                let indexed = &index.entries[i];
                 if indexed.primary.is_empty() {
                     status[i] = Status::Stopped;
                     gates[i] = Some(Gate::NoKey);
                     continue;
                 }
-                let probe = |key: &KeyRef| -> u32 {
-                    key_hit(
-                        key,
-                        entry,
-                        &hits,
-                        &exact_texts,
-                        &lower_refs,
-                        &recursion_exact,
-                        &recursion_lower,
-                        input,
-                        macros,
-                    )
-                };
                 let primary = indexed
                     .primary
                     .iter()
@@ -306,35 +385,41 @@ pub fn activate(
                     gates[i] = Some(Gate::SecondaryLogic);
                     continue;
                 }
+                let score = if !traits.grouped {
+                    0
+                } else {
+                    key_score(entry, indexed, |key| within(probe(key), entry.scan_depth))
+                };
                 let key = primary_key_text(entry, k);
-                if at == RECURSION {
+                let reason = if at == RECURSION {
                     Reason::Recursion { key }
                 } else {
                     Reason::Keyword {
                         key,
                         message_depth: at,
                     }
-                }
+                };
+                (reason, score)
             };
             if delayed(entry.delay, n) {
                 status[i] = Status::Stopped;
                 gates[i] = Some(Gate::Delay);
                 continue;
             }
-            if key.as_deref().is_some_and(|k| timed.is_cooling(k)) {
+            if timed.is_cooling(key) {
                 status[i] = Status::Stopped;
                 gates[i] = Some(Gate::Cooldown);
                 continue;
             }
-            if pass == 0 && flag(entry, "delayUntilRecursion") {
+            if pass == 0 && traits.delay_until_recursion {
                 continue;
             }
-            found.push((i, reason));
+            found.push((i, reason, score));
         }
         if found.is_empty() {
             break;
         }
-        found.sort_by(|(a, ra), (b, rb)| {
+        found.sort_by(|(a, ra, _), (b, rb, _)| {
             let sticky = |r: &Reason| u8::from(!matches!(r, Reason::Sticky));
             let (_, ea, _) = entry_of(*a);
             let (_, eb, _) = entry_of(*b);
@@ -343,10 +428,36 @@ pub fn activate(
                 .then(eb.order.cmp(&ea.order))
                 .then(a.cmp(b))
         });
+        let lost = if index.any_group {
+            let contenders: Vec<groups::Contender<'_>> = found
+                .iter()
+                .filter(|(i, _, _)| index.entries[*i].traits.grouped)
+                .map(|(i, reason, score)| groups::Contender {
+                    at: *i,
+                    entry: entry_of(*i).1,
+                    sticky: matches!(reason, Reason::Sticky),
+                    score: *score,
+                })
+                .collect();
+            groups::losers(
+                &contenders,
+                &active_groups,
+                options.group_scoring,
+                options.seed,
+                n,
+            )
+        } else {
+            HashSet::new()
+        };
         let mut recursion_text = String::new();
-        for (i, reason) in found {
+        for (i, reason, _) in found {
             let (book, entry, _) = entry_of(i);
             let is_sticky = matches!(reason, Reason::Sticky);
+            if lost.contains(&i) {
+                status[i] = Status::Stopped;
+                gates[i] = Some(Gate::InclusionGroup);
+                continue;
+            }
             if overflowed {
                 status[i] = Status::Stopped;
                 gates[i] = Some(Gate::Budget);
@@ -384,14 +495,18 @@ pub fn activate(
                     .cloned()
                     .map(|d| (location.clone(), d)),
             );
-            if options.recursive && !flag(entry, "preventRecursion") && !rendered.text.is_empty() {
+            let traits = index.entries[i].traits;
+            if options.recursive && !traits.prevent_recursion && !rendered.text.is_empty() {
                 recursion_text.push_str(&rendered.text);
                 recursion_text.push('\n');
             }
             status[i] = Status::Active;
             gates[i] = None;
+            if traits.grouped {
+                active_groups.extend(groups::group_names(entry).into_iter().map(str::to_owned));
+            }
             timed.activated(
-                &key_of(i),
+                key_of(i),
                 n,
                 EntryTimers {
                     sticky: entry.sticky,
@@ -451,13 +566,75 @@ pub fn activate(
     out
 }
 
-fn has_dynamic(index: &LorebookIndex) -> bool {
-    index.entries.iter().any(|e| {
-        e.primary
-            .iter()
-            .chain(&e.secondary)
-            .any(|k| matches!(k, KeyRef::Dynamic(_)))
-    })
+/// The entries worth evaluating, each listed once.
+struct Candidates {
+    seen: Vec<bool>,
+    list: Vec<u32>,
+    sorted: usize,
+}
+
+impl Candidates {
+    fn new(entries: usize) -> Self {
+        Self {
+            seen: vec![false; entries],
+            list: Vec::new(),
+            sorted: 0,
+        }
+    }
+
+    fn add(&mut self, i: u32) {
+        if let Some(seen) = self.seen.get_mut(i as usize)
+            && !*seen
+        {
+            *seen = true;
+            self.list.push(i);
+        }
+    }
+
+    /// Adds the entries whose primary keys were hit for the first time.
+    fn absorb(&mut self, index: &LorebookIndex, fresh: FreshHits) {
+        let lists = [
+            (&fresh.exact, &index.exact_entries),
+            (&fresh.lower, &index.lower_entries),
+            (&fresh.regex, &index.regex_entries),
+        ];
+        for (patterns, entries) in lists {
+            for &p in patterns {
+                for &i in entries
+                    .get(p as usize)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    self.add(i);
+                }
+            }
+        }
+    }
+
+    /// Keeps evaluation in binding order; a no-op when nothing was added since last time.
+    fn sort(&mut self) {
+        if self.sorted != self.list.len() {
+            self.list.sort_unstable();
+            self.sorted = self.list.len();
+        }
+    }
+}
+
+/// An entry's key score for inclusion groups: its matching primary keys, plus matching
+/// secondary keys under `andAny`, plus every secondary key under `andAll` when all match.
+fn key_score(
+    entry: &LorebookEntry,
+    indexed: &super::index::IndexedEntry,
+    matched: impl Fn(&KeyRef) -> bool,
+) -> u32 {
+    let primary = indexed.primary.iter().filter(|k| matched(k)).count();
+    let secondary = indexed.secondary.iter().filter(|k| matched(k)).count();
+    let extra = match entry.effective_secondary_strategy() {
+        SecondaryKeywordStrategy::AndAny => secondary,
+        SecondaryKeywordStrategy::AndAll if secondary == indexed.secondary.len() => secondary,
+        _ => 0,
+    };
+    (primary + extra) as u32
 }
 
 fn primary_key_text(entry: &LorebookEntry, k: usize) -> String {
@@ -567,8 +744,8 @@ fn scan_regex_keys(
                             p.source, p.flags
                         ));
                     }
-                } else if at >= 0 && hits.regex[k] == NONE {
-                    hits.regex[k] = mark.unwrap_or(at as u32);
+                } else if at >= 0 {
+                    hits.record_regex(k, mark.unwrap_or(at as u32));
                 }
             }
         }

@@ -5,11 +5,15 @@
 //! finds every key occurrence in one pass over each scanned message; each entry then only
 //! looks up its own keys' first hit. The index depends only on the lorebooks, so callers
 //! cache it across generations (see [`crate::engine::PromptEngine`]).
+//!
+//! It also maps each pattern back to the entries that use it as a primary key, so that
+//! activation evaluates only entries with a hit (plus constants and macro keys): the cost
+//! of a generation follows what the text mentions, not how many entries the books hold.
 
 use std::collections::HashMap;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use tavo_model::{Lorebook, LorebookEntry};
+use tavo_model::{Lorebook, LorebookEntry, LorebookStrategy};
 
 use crate::regex::{JsPattern, parse_regex_key};
 
@@ -45,6 +49,45 @@ pub struct IndexedEntry {
     pub primary: Vec<KeyRef>,
     /// Secondary keys (empty keys dropped).
     pub secondary: Vec<KeyRef>,
+    /// SillyTavern fields kept in `extra`, read once here instead of per generation.
+    pub traits: EntryTraits,
+}
+
+/// What an entry's SillyTavern extras ask for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryTraits {
+    /// Has `triggers` or a `characterFilter` ([`super::EntryScope::filter`] applies).
+    pub filtered: bool,
+    /// Belongs to an inclusion group.
+    pub grouped: bool,
+    /// `excludeRecursion`: only the chat can activate it.
+    pub exclude_recursion: bool,
+    /// `delayUntilRecursion`: only recursion can activate it.
+    pub delay_until_recursion: bool,
+    /// `preventRecursion`: its content is not scanned again.
+    pub prevent_recursion: bool,
+}
+
+impl EntryTraits {
+    /// Reads the traits of `entry`.
+    pub fn of(entry: &LorebookEntry) -> Self {
+        if entry.extra.is_empty() {
+            return Self::default();
+        }
+        let flag = |name: &str| match entry.extra.get(name) {
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(serde_json::Value::Number(n)) => n.as_f64().is_some_and(|v| v > 0.0),
+            _ => false,
+        };
+        Self {
+            filtered: entry.extra.contains_key("triggers")
+                || entry.extra.contains_key("characterFilter"),
+            grouped: !super::groups::group_names(entry).is_empty(),
+            exclude_recursion: flag("excludeRecursion"),
+            delay_until_recursion: flag("delayUntilRecursion"),
+            prevent_recursion: flag("preventRecursion"),
+        }
+    }
 }
 
 /// The compiled index.
@@ -66,8 +109,28 @@ pub struct LorebookIndex {
     pub fingerprint: Vec<(i64, u64, usize)>,
     /// Whether any entry uses a regex key.
     pub any_regex: bool,
+    /// Whether any enabled entry has a macro key (searched in lower-cased text).
+    pub any_dynamic: bool,
+    /// Whether any entry belongs to an inclusion group.
+    pub any_group: bool,
     /// Largest `scanDepth` of any enabled entry.
     pub max_scan_depth: usize,
+    /// Per case-sensitive pattern, the entries that have it as a primary key.
+    pub exact_entries: Vec<Vec<u32>>,
+    /// Per lower-cased pattern, the entries that have it as a primary key.
+    pub lower_entries: Vec<Vec<u32>>,
+    /// Per regex key, the entries that have it as a primary key.
+    pub regex_entries: Vec<Vec<u32>>,
+    /// Enabled entries evaluated in every pass whatever the scan found: constants and
+    /// entries with a macro key (rendered per generation, so not in an automaton).
+    pub always: Vec<u32>,
+    /// Entries stopped before any text is read: disabled, or keyword entries without a
+    /// usable primary key. Reported in the explanation of every generation.
+    pub static_gates: Vec<(u32, super::Gate)>,
+    /// The timed-effect key of every entry (`"<lorebookId>.<identifier>"`).
+    pub timer_keys: Vec<String>,
+    /// Entry by timed-effect key.
+    pub by_timer_key: HashMap<String, u32>,
 }
 
 #[derive(Default)]
@@ -121,13 +184,19 @@ impl LorebookIndex {
         let mut regex_ids: HashMap<JsPattern, u32> = HashMap::new();
         let mut entries = Vec::new();
         let mut max_scan_depth = 0usize;
+        let mut timer_keys = Vec::new();
+        let mut static_gates = Vec::new();
+        let mut always = Vec::new();
         for (b, book) in books.iter().enumerate() {
             for (e, entry) in book.entries.iter().enumerate() {
+                let at = entries.len() as u32;
+                timer_keys.push(super::timer_key(book, b, entry));
                 let mut indexed = IndexedEntry {
                     book: b,
                     entry: e,
                     primary: Vec::new(),
                     secondary: Vec::new(),
+                    traits: EntryTraits::of(entry),
                 };
                 if entry.enabled {
                     max_scan_depth = max_scan_depth.max(entry.scan_depth as usize);
@@ -147,19 +216,77 @@ impl LorebookIndex {
                         .iter()
                         .filter_map(|k| resolve(k))
                         .collect();
+                    let keyword = entry.strategy != LorebookStrategy::Constant;
+                    if keyword && indexed.primary.is_empty() {
+                        static_gates.push((at, super::Gate::NoKey));
+                    } else if !keyword
+                        || indexed
+                            .primary
+                            .iter()
+                            .any(|k| matches!(k, KeyRef::Dynamic(_)))
+                    {
+                        always.push(at);
+                    }
+                } else {
+                    static_gates.push((at, super::Gate::Disabled));
                 }
                 entries.push(indexed);
             }
         }
         let exact_len = exact.list.len();
         let lower_len = lower.list.len();
+        let mut exact_entries = vec![Vec::new(); exact_len];
+        let mut lower_entries = vec![Vec::new(); lower_len];
+        let mut regex_entries = vec![Vec::new(); regex_keys.len()];
+        for (at, indexed) in entries.iter().enumerate() {
+            for key in &indexed.primary {
+                let list = match key {
+                    KeyRef::Plain {
+                        fold: Fold::Exact,
+                        id,
+                        ..
+                    } => &mut exact_entries[*id as usize],
+                    KeyRef::Plain {
+                        fold: Fold::Lower,
+                        id,
+                        ..
+                    } => &mut lower_entries[*id as usize],
+                    KeyRef::Regex(id) => &mut regex_entries[*id as usize],
+                    KeyRef::Dynamic(_) => continue,
+                };
+                if list.last() != Some(&(at as u32)) {
+                    list.push(at as u32);
+                }
+            }
+        }
+        let any_dynamic = entries.iter().any(|e| {
+            e.primary
+                .iter()
+                .chain(&e.secondary)
+                .any(|k| matches!(k, KeyRef::Dynamic(_)))
+        });
+        let any_group = entries.iter().any(|e| e.traits.grouped);
+        let by_timer_key = timer_keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), i as u32))
+            .collect();
         Ok(Self {
+            exact_entries,
+            lower_entries,
+            regex_entries,
+            always,
+            static_gates,
+            timer_keys,
+            by_timer_key,
             entries,
             exact: exact.build()?,
             lower: lower.build()?,
             exact_len,
             lower_len,
             any_regex: !regex_keys.is_empty(),
+            any_dynamic,
+            any_group,
             regex_keys,
             fingerprint: fingerprint(books).unwrap_or_default(),
             max_scan_depth: max_scan_depth.min(tavo_model::lorebook::MAX_SCAN_DEPTH as usize),

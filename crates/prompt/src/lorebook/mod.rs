@@ -17,10 +17,15 @@
 //!   ST fields `preventRecursion`, `excludeRecursion`, `delayUntilRecursion` are honoured.
 //! - Budget: entries are admitted sticky first, then by `order` descending, then binding
 //!   rank; the first entry that does not fit closes the budget (SillyTavern).
+//! - Inclusion groups (`groupName`, or ST's `group`): SillyTavern's rules, with the weighted
+//!   draw seeded like probability (see `groups`). `triggers` and `characterFilter.names`
+//!   of imported ST entries are honoured; `characterFilter.tags` is not, because it holds
+//!   tag ids of the creator's install ([`EntryScope::filter`]).
 //! - Output order within a position: `order` ascending, then binding rank (highest order
 //!   nearest the chat, as in SillyTavern; ties keep reading order).
 
 mod activate;
+mod groups;
 mod index;
 mod scan;
 mod timed;
@@ -29,8 +34,8 @@ mod timed;
 mod tests;
 
 pub use activate::{
-    ActivatedEntry, Activation, ActivationInput, Gate, LorebookOptions, Reason, SkippedEntry,
-    activate, secondary_holds, timer_key,
+    ActivatedEntry, Activation, ActivationInput, EntryScope, Gate, LorebookOptions, Reason,
+    SkippedEntry, activate, secondary_holds, timer_key,
 };
 pub use index::{LorebookIndex, fingerprint};
 pub use scan::{is_cjk, is_word_char, whole_word_at};

@@ -21,6 +21,8 @@ pub const RECURSION: u32 = u32::MAX - 1;
 pub struct Hits {
     any: Vec<u32>,
     word: Vec<u32>,
+    /// Patterns hit for the first time since the last [`ScanHits::take_fresh`].
+    fresh: Vec<u32>,
 }
 
 impl Hits {
@@ -28,8 +30,20 @@ impl Hits {
         Self {
             any: vec![NONE; len],
             word: vec![NONE; len],
+            fresh: Vec::new(),
         }
     }
+}
+
+/// Patterns hit for the first time, by kind: what activation must (re)consider.
+#[derive(Debug, Default)]
+pub struct FreshHits {
+    /// Case-sensitive patterns.
+    pub exact: Vec<u32>,
+    /// Lower-cased patterns.
+    pub lower: Vec<u32>,
+    /// Regex keys.
+    pub regex: Vec<u32>,
 }
 
 /// Hits of every key kind.
@@ -37,8 +51,10 @@ impl Hits {
 pub struct ScanHits {
     exact: Hits,
     lower: Hits,
-    /// Newest message index per regex key (`NONE` for no match).
-    pub regex: Vec<u32>,
+    /// Newest message index per regex key (`NONE` for no match); set through
+    /// [`ScanHits::record_regex`].
+    regex: Vec<u32>,
+    fresh_regex: Vec<u32>,
 }
 
 /// Whether `c` counts as part of a word for the whole-word rule.
@@ -68,6 +84,26 @@ impl ScanHits {
             exact: Hits::new(index.exact_len),
             lower: Hits::new(index.lower_len),
             regex: vec![NONE; index.regex_keys.len()],
+            fresh_regex: Vec::new(),
+        }
+    }
+
+    /// Records that regex key `k` matched at `mark`, unless a newer hit is known.
+    pub fn record_regex(&mut self, k: usize, mark: u32) {
+        if let Some(slot) = self.regex.get_mut(k)
+            && *slot == NONE
+        {
+            *slot = mark;
+            self.fresh_regex.push(k as u32);
+        }
+    }
+
+    /// Takes the patterns hit for the first time since the last call.
+    pub fn take_fresh(&mut self) -> FreshHits {
+        FreshHits {
+            exact: std::mem::take(&mut self.exact.fresh),
+            lower: std::mem::take(&mut self.lower.fresh),
+            regex: std::mem::take(&mut self.fresh_regex),
         }
     }
 
@@ -118,6 +154,7 @@ fn record(ac: &aho_corasick::AhoCorasick, text: &str, mark: u32, hits: &mut Hits
         let p = m.pattern().as_usize();
         if hits.any[p] == NONE {
             hits.any[p] = mark;
+            hits.fresh.push(p as u32);
         }
         if hits.word[p] == NONE && whole_word_at(text, m.start(), m.end()) {
             hits.word[p] = mark;

@@ -51,6 +51,17 @@ fn run_with(
     timed: &mut TimedEffects,
     options: LorebookOptions,
 ) -> Run {
+    run_scoped(books, texts, clock, timed, options, EntryScope::default())
+}
+
+fn run_scoped(
+    books: &[Lorebook],
+    texts: &[&str],
+    clock: u64,
+    timed: &mut TimedEffects,
+    options: LorebookOptions,
+    scope: EntryScope<'_>,
+) -> Run {
     let index = LorebookIndex::build(books).unwrap_or_else(|e| panic!("{e}"));
     let texts: Vec<String> = texts.iter().map(|t| (*t).to_owned()).collect();
     let c = ctx();
@@ -61,6 +72,7 @@ fn run_with(
         clock,
         ctx: &c,
         js: JsRegex::shared().ok(),
+        scope,
     };
     let mut macros = MacroState::new(Variables::default(), 1);
     let activation = activate(
@@ -494,6 +506,7 @@ fn macros_in_content_render_and_only_activated_entries_have_side_effects() {
         clock: 1,
         ctx: &c,
         js: None,
+        scope: EntryScope::default(),
     };
     let mut macros = MacroState::new(Variables::default(), 1);
     let a = activate(
@@ -506,4 +519,144 @@ fn macros_in_content_render_and_only_activated_entries_have_side_effects() {
     assert_eq!(a.activated[0].content, "Dragon lore for Alex");
     assert!(macros.variables().chat.contains_key("seen"));
     assert!(!macros.variables().chat.contains_key("griffin"));
+}
+
+fn with_extra(mut e: LorebookEntry, extra: serde_json::Value) -> LorebookEntry {
+    e.extra = extra.as_object().cloned().unwrap_or_default();
+    e
+}
+
+#[test]
+fn an_inclusion_group_admits_one_member_per_generation() {
+    use serde_json::json;
+    let members: Vec<LorebookEntry> = ["a", "b", "c"]
+        .iter()
+        .map(|id| with_extra(entry(id, &["dragon"]), json!({"group": "mood"})))
+        .collect();
+    let loner = entry("loner", &["dragon"]);
+    let mut all = members.clone();
+    all.push(loner);
+    let books = [book(all)];
+    let mut winners = std::collections::BTreeSet::new();
+    for seed in 0..40 {
+        let options = LorebookOptions {
+            seed,
+            ..LorebookOptions::default()
+        };
+        let r = run_with(
+            &books,
+            &["a dragon"],
+            10,
+            &mut TimedEffects::default(),
+            options,
+        );
+        assert_eq!(r.activated.len(), 2, "{:?}", r.activated);
+        assert!(r.activated.contains(&"loner".to_owned()));
+        let lost: Vec<&(String, Gate)> = r
+            .skipped
+            .iter()
+            .filter(|(_, g)| *g == Gate::InclusionGroup)
+            .collect();
+        assert_eq!(lost.len(), 2);
+        winners.extend(r.activated.into_iter().filter(|id| id != "loner"));
+    }
+    assert_eq!(winners.len(), 3, "each member wins under some seed");
+
+    // groupOverride: the highest order wins, whatever the seed.
+    let mut low = with_extra(
+        entry("low", &["dragon"]),
+        json!({"group": "g", "groupOverride": true}),
+    );
+    low.order = 1;
+    let mut high = with_extra(
+        entry("high", &["dragon"]),
+        json!({"group": "g", "groupOverride": true}),
+    );
+    high.order = 5;
+    let r = run(&[book(vec![low, high])], &["dragon"]);
+    assert_eq!(r.activated, ["high"]);
+
+    // Scoring: the member matching more keys wins.
+    let one = with_extra(
+        entry("one", &["dragon"]),
+        json!({"group": "g", "useGroupScoring": true}),
+    );
+    let two = with_extra(
+        entry("two", &["dragon", "fire"]),
+        json!({"group": "g", "useGroupScoring": true}),
+    );
+    let r = run(&[book(vec![one, two])], &["dragon fire"]);
+    assert_eq!(r.activated, ["two"]);
+}
+
+#[test]
+fn character_filter_and_triggers_of_st_entries() {
+    use serde_json::json;
+    let only_sera = with_extra(
+        entry("sera", &["dragon"]),
+        json!({"characterFilter": {"isExclude": false, "names": ["Sera"], "tags": []}}),
+    );
+    let not_sera = with_extra(
+        entry("notsera", &["dragon"]),
+        json!({"characterFilter": {"isExclude": true, "names": ["Sera"], "tags": []}}),
+    );
+    // Tag filters name tag ids of the creator's install: never applied.
+    let tagged = with_extra(
+        entry("tagged", &["dragon"]),
+        json!({"characterFilter": {"isExclude": false, "names": [], "tags": ["0b2c-uuid"]}}),
+    );
+    let on_continue = with_extra(
+        entry("cont", &["dragon"]),
+        json!({"triggers": ["continue"]}),
+    );
+    let books = [book(vec![only_sera, not_sera, tagged, on_continue])];
+    let scope = EntryScope {
+        character: Some("Sera"),
+        trigger: "normal",
+    };
+    let r = run_scoped(
+        &books,
+        &["dragon"],
+        10,
+        &mut TimedEffects::default(),
+        LorebookOptions::default(),
+        scope,
+    );
+    assert_eq!(r.activated, ["sera", "tagged"]);
+    assert_eq!(
+        r.skipped,
+        vec![
+            ("notsera".to_owned(), Gate::CharacterFilter),
+            ("cont".to_owned(), Gate::Trigger)
+        ]
+    );
+    let scope = EntryScope {
+        character: Some("Alex"),
+        trigger: "continue",
+    };
+    let r = run_scoped(
+        &books,
+        &["dragon"],
+        10,
+        &mut TimedEffects::default(),
+        LorebookOptions::default(),
+        scope,
+    );
+    assert_eq!(r.activated, ["notsera", "tagged", "cont"]);
+}
+
+#[test]
+fn unmentioned_entries_cost_nothing_but_disabled_ones_are_still_reported() {
+    // 5,000 entries whose keys never occur, one that does, one disabled: the outcome is
+    // the same as if the silent ones did not exist.
+    let mut entries: Vec<LorebookEntry> = (0..5_000)
+        .map(|i| entry(&format!("quiet{i}"), &[&format!("zzkey{i}")]))
+        .collect();
+    entries.push(entry("hit", &["dragon"]));
+    let mut off = entry("off", &["dragon"]);
+    off.enabled = false;
+    entries.push(off);
+    let r = run(&[book(entries)], &["a dragon"]);
+    assert_eq!(r.activated, ["hit"]);
+    assert_eq!(r.skipped, vec![("off".to_owned(), Gate::Disabled)]);
 }
