@@ -5,6 +5,7 @@
 use serde_json::Value;
 use tavo_store::{Store, StoreError};
 use tavo_tools::ToolSettings;
+use tavo_web::AddressPolicy;
 
 /// The type and bounds of one setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +29,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 6] = [
+pub const SETTINGS: [SettingSpec; 7] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -58,6 +59,11 @@ pub const SETTINGS: [SettingSpec; 6] = [
         key: "tools.reasoningMode",
         kind: Kind::Enum(&["disabled", "sinceLastUserMessage", "activeToolChain"]),
         about: "which earlier reasoning goes back with tool rounds (default disabled)",
+    },
+    SettingSpec {
+        key: AddressPolicy::SETTING,
+        kind: Kind::Enum(&AddressPolicy::NAMES),
+        about: "addresses tavo_web_fetch may reach: allowAll (default: loopback, private, link-local too) or publicOnly (hosted deployments); read at start",
     },
 ];
 
@@ -128,6 +134,9 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     if let Some(v) = store.setting_get(spec.key)? {
         return Ok(v);
     }
+    if spec.key == AddressPolicy::SETTING {
+        return Ok(Value::from(AddressPolicy::default().as_str()));
+    }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec
         .key
@@ -174,7 +183,12 @@ mod tests {
 
     #[test]
     fn every_catalogued_key_is_a_tool_settings_field_and_round_trips() {
-        assert_eq!(SETTINGS.map(|s| s.key), ToolSettings::KEYS);
+        let tool_keys: Vec<&str> = SETTINGS
+            .iter()
+            .map(|s| s.key)
+            .filter(|k| k.starts_with("tools."))
+            .collect();
+        assert_eq!(tool_keys, ToolSettings::KEYS);
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -182,6 +196,16 @@ mod tests {
             Some(Value::from(5))
         );
         assert_eq!(get(&store, "tools.enabled").ok(), Some(Value::Bool(false)));
+        assert_eq!(
+            get(&store, "web.fetchAddresses").ok(),
+            Some(Value::from("allowAll"))
+        );
+        assert!(parse("web.fetchAddresses", "everything").is_err());
+        set(&store, "web.fetchAddresses", "publicOnly").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            tavo_tools::web::load_fetch_policy(&store).addresses,
+            AddressPolicy::PublicOnly
+        );
         set(&store, "tools.callTimeoutSeconds", "3").unwrap_or_else(|e| panic!("{e}"));
         set(&store, "tools.reasoningMode", "sinceLastUserMessage")
             .unwrap_or_else(|e| panic!("{e}"));

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tavo_store::Store;
 use tavo_web::search::{SearchApi, SearchArgs, SearchError, SearchSettings, TavilyClient};
-use tavo_web::{FetchArgs, FetchCache, FetchError, WebFetcher};
+use tavo_web::{AddressPolicy, FetchArgs, FetchCache, FetchError, FetchPolicy, WebFetcher};
 
 use crate::context::WebTools;
 use crate::error::{ErrorCode, ToolError};
@@ -26,6 +26,19 @@ pub fn load_search_settings(store: &Store) -> SearchSettings {
         .unwrap_or_default();
     settings.normalise();
     settings
+}
+
+/// The fetch policy with the saved address policy (`web.fetchAddresses`; seed default
+/// `allowAll`). An unreadable setting narrows to `publicOnly` rather than widening.
+pub fn load_fetch_policy(store: &Store) -> FetchPolicy {
+    let addresses = match store.setting_get(AddressPolicy::SETTING) {
+        Ok(value) => AddressPolicy::from_setting(value.as_ref()),
+        Err(_) => AddressPolicy::PublicOnly,
+    };
+    FetchPolicy {
+        addresses,
+        ..FetchPolicy::default()
+    }
 }
 
 /// Web fetch and search for one reply.

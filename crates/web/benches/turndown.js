@@ -1,5 +1,6 @@
 // Turndown on the same pages as benches/html_to_markdown.rs, for the ratio in BENCHMARKS.md.
-// Install Turndown outside the repository and point NODE_PATH at it:
+// Install Turndown outside the repository and point NODE_PATH at it (the generated page of
+// the Rust bench is written by `TAVO_BENCH_WRITE_GENERATED=/tmp/g.html cargo bench ...`):
 //   mkdir -p /tmp/td && (cd /tmp/td && npm install turndown)
 //   NODE_PATH=/tmp/td/node_modules node crates/web/benches/turndown.js FILE.html...
 // Prints, per page, the best of 5 runs of `new TurndownService().turndown(html)` in MB/s

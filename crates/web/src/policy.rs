@@ -27,6 +27,36 @@ pub enum AddressPolicy {
 }
 
 impl AddressPolicy {
+    /// The settings key that holds the policy (`tavo settings set web.fetchAddresses
+    /// publicOnly`). Read when a fetcher is built: by each `tavo fetch`, and once at start by
+    /// `tavo serve` and the other long-running commands.
+    pub const SETTING: &'static str = "web.fetchAddresses";
+
+    /// Every value [`AddressPolicy::SETTING`] accepts, default first.
+    pub const NAMES: [&'static str; 2] = ["allowAll", "publicOnly"];
+
+    /// The policy named `name` (as stored in settings), if it is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "allowAll" => Some(AddressPolicy::AllowAll),
+            "publicOnly" => Some(AddressPolicy::PublicOnly),
+            _ => None,
+        }
+    }
+
+    /// The policy a stored setting value selects: the default when unset. A value that is
+    /// set but unreadable selects [`AddressPolicy::PublicOnly`]: a narrowing that cannot be
+    /// read must not widen (the settings catalogue refuses such values on the way in).
+    pub fn from_setting(value: Option<&serde_json::Value>) -> Self {
+        match value {
+            None | Some(serde_json::Value::Null) => Self::default(),
+            Some(v) => v
+                .as_str()
+                .and_then(Self::from_name)
+                .unwrap_or(AddressPolicy::PublicOnly),
+        }
+    }
+
     /// The name used in settings and error messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -95,5 +125,33 @@ impl Default for FetchPolicy {
             total_timeout: Duration::from_secs(50),
             user_agent: concat!("tavo/", env!("CARGO_PKG_VERSION"), " (web_fetch)").to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setting_names_round_trip() {
+        for name in AddressPolicy::NAMES {
+            let policy = AddressPolicy::from_name(name);
+            assert_eq!(policy.map(AddressPolicy::as_str), Some(name));
+            assert_eq!(
+                serde_json::to_value(policy).ok(),
+                Some(serde_json::Value::String(name.into()))
+            );
+        }
+        assert_eq!(AddressPolicy::NAMES[0], AddressPolicy::default().as_str());
+        let stored = serde_json::json!("publicOnly");
+        assert_eq!(
+            AddressPolicy::from_setting(Some(&stored)),
+            AddressPolicy::PublicOnly
+        );
+        assert_eq!(AddressPolicy::from_setting(None), AddressPolicy::AllowAll);
+        assert_eq!(
+            AddressPolicy::from_setting(Some(&serde_json::json!("publiconly"))),
+            AddressPolicy::PublicOnly
+        );
     }
 }

@@ -152,7 +152,7 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
 /// The services a call from the terminal gets: the web tools (with the saved default search
 /// API); no image or TTS provider exists yet.
 fn services(store: &tavo_store::Store) -> tavo_tools::Services {
-    let web = tavo_web::WebFetcher::new(tavo_web::FetchPolicy::default())
+    let web = tavo_web::WebFetcher::new(tavo_tools::web::load_fetch_policy(store))
         .ok()
         .map(|fetcher| {
             let settings = tavo_tools::web::load_search_settings(store);

@@ -14,7 +14,7 @@ use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use tavo_web::search::{SearchApi, SearchArgs, SearchDepth, SearchSettings, TavilyClient};
-use tavo_web::{FetchArgs, FetchCache, FetchError, FetchPolicy, FetchRequest, WebFetcher};
+use tavo_web::{FetchArgs, FetchCache, FetchError, FetchRequest, WebFetcher};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -163,7 +163,7 @@ fn fetch(cmd: FetchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
             FetchArgs::Url(FetchRequest { url, headers })
         }
     };
-    let fetcher = WebFetcher::new(FetchPolicy::default())?;
+    let fetcher = WebFetcher::new(tavo_tools::web::load_fetch_policy(&open_store(ctx)?))?;
     let cache_path = ctx.data_dir().join("cache").join("web-fetch.json");
     let (cache, stale) = load_cache(&cache_path, &fetcher);
     let is_cursor = matches!(args, FetchArgs::Cursor(_));

@@ -1,5 +1,5 @@
-//! Any bytes, decoded lossily, through the HTML → Markdown pipeline: it must not panic, and
-//! the resulting Markdown must page losslessly.
+//! Any bytes, decoded lossily, through the HTML → Markdown pipeline (with and without
+//! main-content extraction): it must not panic, and the Markdown must page losslessly.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -9,6 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(base) = url::Url::parse("https://fuzz.example/dir/page.html") else {
         return;
     };
+    let _ = tavo_web::html::convert_whole_page(&html, &base);
     let out = tavo_web::html::html_to_markdown(&html, &base);
     let starts = tavo_web::page_starts(&out.markdown, 256);
     let mut rebuilt = String::new();

@@ -1,16 +1,27 @@
-//! HTML → Markdown, main content first.
+//! HTML → Markdown, main content first, in one pass.
 //!
-//! Pipeline: dom_smoothie (a port of Mozilla's readability.js) picks the article and drops
-//! navigation, hidden elements and boilerplate; htmd with our handlers ([`convert`]) turns it
-//! into Markdown. When extraction finds nothing (short pages, app shells, link lists) the
-//! whole page is converted with page chrome skipped. Chosen by measurement: see
-//! `reference/crates.md` §3.3 and BENCHMARKS.md.
+//! [`tokenizer`] streams tokens; [`convert`] keeps a small stack of open elements (the
+//! implicit closes of the HTML standard, no tree) and writes Markdown directly while
+//! recording readability.js's statistics for every element; [`extract`] picks the article by
+//! those scores and cuts its byte ranges out of the Markdown; [`title`] applies
+//! readability's title rules. Written in-house because the measured alternative
+//! (html5ever's tree + dom_smoothie's readability + htmd) ran at 7–24 MiB/s on 1–5 MB pages
+//! against a 50 MB/s target: see BENCHMARKS.md and the crate README.
 
-pub mod convert;
+mod attrs;
+pub(crate) mod convert;
 mod depth;
+mod entities;
+mod extract;
+mod links;
+mod record;
 mod table;
+mod tags;
+mod title;
+mod tokenizer;
+mod weights;
+mod writer;
 
-use dom_smoothie::{Config, Readability};
 use url::Url;
 
 use crate::warning::Warning;
@@ -31,42 +42,27 @@ pub struct HtmlMarkdown {
 
 /// Converts `html`, resolving relative links against `page_url` (and `<base href>`).
 pub fn html_to_markdown(html: &str, page_url: &Url) -> HtmlMarkdown {
-    if depth::exceeds(html, depth::MAX_DEPTH) {
+    let base = base_url(html, page_url);
+    let Some(converted) = convert::convert(html, &base) else {
         return HtmlMarkdown {
             title: None,
             markdown: depth::plain_text(html),
             warnings: vec![Warning::HtmlTooDeep],
         };
-    }
-    let base = base_url(html, page_url);
+    };
+    let title = title::article_title(
+        converted.title.as_deref(),
+        &converted.headings,
+        converted.h1_count,
+    );
+    let article = extract::extract(&converted);
+    let body = match &article {
+        // readability.js demotes the article's <h1>s: the title is the only top heading.
+        Some(article) => tidy(&article.markdown(&converted.markdown), true),
+        None => tidy(&converted.markdown, false),
+    };
     let mut warnings = Vec::new();
-    let config = Config {
-        // Classes carry code-block languages (`language-rust`); htmd ignores the rest.
-        keep_classes: true,
-        ..Config::default()
-    };
-    let mut title = None;
-    let mut article_html = None;
-    if let Ok(mut readability) = Readability::new(html, Some(base.as_str()), Some(config)) {
-        let t = readability.get_article_title().trim().to_string();
-        if !t.is_empty() {
-            title = Some(t);
-        }
-        if let Ok(article) = readability.parse()
-            && !article.text_content.trim().is_empty()
-        {
-            if title.is_none() && !article.title.trim().is_empty() {
-                title = Some(article.title.trim().to_string());
-            }
-            article_html = Some(article.content.to_string());
-        }
-    }
-    let body = match &article_html {
-        Some(content) => convert::converter(&base, false).convert(content),
-        None => convert::converter(&base, true).convert(html),
-    };
-    let body = tidy(&body.unwrap_or_default());
-    if looks_like_js_shell(html, &body, article_html.is_some()) {
+    if looks_like_js_shell(html, &body, article.is_some()) {
         warnings.push(Warning::JavascriptRequired);
     }
     let markdown = with_title(title.as_deref(), body);
@@ -74,6 +70,15 @@ pub fn html_to_markdown(html: &str, page_url: &Url) -> HtmlMarkdown {
         title,
         markdown,
         warnings,
+    }
+}
+
+/// Whole-page Markdown without main-content extraction (every element but scripts, styles,
+/// hidden elements and page chrome): the figure comparable to Turndown in the benchmarks.
+pub fn convert_whole_page(html: &str, page_url: &Url) -> String {
+    match convert::convert(html, page_url) {
+        Some(converted) => tidy(&converted.markdown, false),
+        None => depth::plain_text(html),
     }
 }
 
@@ -132,8 +137,9 @@ fn with_title(title: Option<&str>, body: String) -> String {
     }
 }
 
-/// Collapses runs of blank lines and trailing spaces that htmd leaves between blocks.
-fn tidy(markdown: &str) -> String {
+/// Collapses runs of blank lines and trailing spaces left between blocks; with `demote_h1`,
+/// `# ` headings outside code fences become `## `.
+fn tidy(markdown: &str, demote_h1: bool) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut blank_run = 0;
     let mut in_fence: Option<String> = None;
@@ -153,6 +159,9 @@ fn tidy(markdown: &str) -> String {
             in_fence = Some(fence);
         }
         let line = line.trim_end_matches([' ', '\t']);
+        if demote_h1 && line.starts_with("# ") {
+            out.push('#');
+        }
         // Keep Markdown hard breaks ("two spaces") out: htmd emits them for <br>.
         if line.is_empty() {
             blank_run += 1;
@@ -219,8 +228,9 @@ mod tests {
 
     #[test]
     fn tidy_collapses_blank_runs_but_not_inside_fences() {
-        assert_eq!(tidy("a\n\n\n\nb  \n"), "a\n\nb");
-        assert_eq!(tidy("```\nx\n\n\n\ny\n```"), "```\nx\n\n\n\ny\n```");
+        assert_eq!(tidy("a\n\n\n\nb  \n", false), "a\n\nb");
+        assert_eq!(tidy("```\nx\n\n\n\ny\n```", false), "```\nx\n\n\n\ny\n```");
+        assert_eq!(tidy("# a\n```\n# b\n```", true), "## a\n```\n# b\n```");
     }
 
     #[test]

@@ -1,146 +1,162 @@
 //! Tables as compact pipe tables.
 //!
-//! Unlike htmd's own handler this one also converts tables without `<th>` (the first row
-//! becomes the header row, which reads better to a model than an empty header), never pads
-//! cells to column width (padding is pure token cost), expands `colspan` so columns line up,
-//! and flattens nested or single-column layout tables into plain blocks.
+//! Cells are converted into their own buffers while the table streams by; when it closes,
+//! the table is written at once. Unlike htmd's handler this also converts tables without
+//! `<th>` (the first row becomes the header row, which reads better to a model than an empty
+//! header), never pads cells to column width (padding is pure token cost), expands `colspan`
+//! so columns line up, and writes single-column layout tables as plain blocks. Tables nested
+//! in a cell are flattened into the cell's text by the converter.
 
-use std::rc::Rc;
+use super::writer::Writer;
 
-use htmd::Element;
-use htmd::element_handler::{HandlerResult, Handlers};
-use markup5ever_rcdom::{Node, NodeData};
-
-use super::convert::collapse_whitespace;
-
-/// Cells wider than this are still kept whole; colspans beyond it are clamped.
+/// Colspans beyond this are clamped (a hostile `colspan=1000000` must not allocate).
 const MAX_COLSPAN: usize = 32;
 
-pub(crate) fn table_handler(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
-    if inside_table(element.node) {
-        let content = handlers.walk_children(element.node).content;
-        return Some(format!(" {} ", collapse_whitespace(&content)).into());
+/// A table being read.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    rows: Vec<Vec<(String, usize)>>,
+    row_open: bool,
+    /// The `<caption>`, whitespace collapsed.
+    pub(crate) caption: Option<String>,
+}
+
+impl Table {
+    pub(crate) fn start_row(&mut self) {
+        self.rows.push(Vec::new());
+        self.row_open = true;
     }
-    let mut caption = None;
-    let mut rows: Vec<Row> = Vec::new();
-    for child in element.node.children.borrow().iter() {
-        match tag(child) {
-            Some("caption") => {
-                caption = Some(collapse_whitespace(&handlers.walk_children(child).content));
-            }
-            Some("thead" | "tbody" | "tfoot") => {
-                for row in child.children.borrow().iter() {
-                    if tag(row) == Some("tr") {
-                        rows.push(read_row(handlers, row));
-                    }
+
+    /// A cell outside any `<tr>` starts one (as the HTML parser does).
+    pub(crate) fn ensure_row(&mut self) {
+        if !self.row_open {
+            self.start_row();
+        }
+    }
+
+    pub(crate) fn end_row(&mut self) {
+        self.row_open = false;
+    }
+
+    pub(crate) fn push_cell(&mut self, markdown: String, span: usize) {
+        self.ensure_row();
+        if let Some(row) = self.rows.last_mut() {
+            row.push((markdown, span.clamp(1, MAX_COLSPAN)));
+        }
+    }
+
+    /// Writes the table: a pipe table when it has two columns or more, else its cells as
+    /// ordinary blocks.
+    pub(crate) fn render(mut self, w: &mut Writer) {
+        self.rows.retain(|r| !r.is_empty());
+        let columns = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|(_, span)| span).sum::<usize>())
+            .max()
+            .unwrap_or(0);
+        if columns <= 1 {
+            for (cell, _) in self.rows.iter().flatten() {
+                let cell = cell.trim_matches('\n');
+                if !cell.trim().is_empty() {
+                    w.raw_block(cell);
                 }
             }
-            Some("tr") => rows.push(read_row(handlers, child)),
-            _ => {}
+            return;
         }
-    }
-    rows.retain(|r| !r.cells.is_empty());
-    let columns = rows.iter().map(|r| r.cells.len()).max().unwrap_or(0);
-    if columns <= 1 {
-        // A layout table (or an empty one): its content as ordinary blocks.
-        let content = handlers.walk_children(element.node).content;
-        let content = content.trim_matches('\n');
-        if content.trim().is_empty() {
-            return Some(String::new().into());
+        let mut out = String::new();
+        if let Some(caption) = self.caption.filter(|c| !c.is_empty()) {
+            out.push_str(&caption);
+            out.push_str("\n\n");
         }
-        return Some(format!("\n\n{content}\n\n").into());
-    }
-    let mut out = String::from("\n\n");
-    if let Some(caption) = caption.filter(|c| !c.is_empty()) {
-        out.push_str(&caption);
-        out.push_str("\n\n");
-    }
-    let mut rows = rows.into_iter();
-    if let Some(header) = rows.next() {
-        push_row(&mut out, &header.cells, columns);
-        out.push('|');
-        for _ in 0..columns {
-            out.push_str(" --- |");
+        for (i, row) in self.rows.iter().enumerate() {
+            let mut used = 0;
+            out.push('|');
+            for (cell, span) in row {
+                let text = collapse_whitespace(cell).replace('|', "\\|");
+                if text.is_empty() {
+                    out.push_str("  |");
+                } else {
+                    out.push(' ');
+                    out.push_str(&text);
+                    out.push_str(" |");
+                }
+                for _ in 1..*span {
+                    out.push_str("  |");
+                }
+                used += span;
+            }
+            for _ in used..columns {
+                out.push_str("  |");
+            }
+            out.push('\n');
+            if i == 0 {
+                out.push('|');
+                for _ in 0..columns {
+                    out.push_str(" --- |");
+                }
+                out.push('\n');
+            }
         }
-        out.push('\n');
+        out.pop();
+        w.raw_block(&out);
     }
-    for row in rows {
-        push_row(&mut out, &row.cells, columns);
-    }
-    out.push('\n');
-    Some(out.into())
 }
 
-struct Row {
-    cells: Vec<String>,
-}
-
-fn read_row(handlers: &dyn Handlers, row: &Rc<Node>) -> Row {
-    let mut cells = Vec::new();
-    for cell in row.children.borrow().iter() {
-        let NodeData::Element { name, attrs, .. } = &cell.data else {
-            continue;
-        };
-        if !matches!(&*name.local, "td" | "th") {
-            continue;
-        }
-        let span = attrs
-            .borrow()
-            .iter()
-            .find(|a| &*a.name.local == "colspan")
-            .and_then(|a| a.value.trim().parse::<usize>().ok())
-            .unwrap_or(1)
-            .clamp(1, MAX_COLSPAN);
-        let content = handlers.walk_children(cell).content;
-        cells.push(cell_text(&content));
-        for _ in 1..span {
-            cells.push(String::new());
-        }
-    }
-    Row { cells }
-}
-
-/// One line of cell text: newlines become spaces, pipes are escaped.
-fn cell_text(content: &str) -> String {
-    collapse_whitespace(content).replace('|', "\\|")
-}
-
-fn push_row(out: &mut String, cells: &[String], columns: usize) {
-    out.push('|');
-    for i in 0..columns {
-        let cell = cells.get(i).map(String::as_str).unwrap_or("");
-        if cell.is_empty() {
-            out.push_str("  |");
-        } else {
+/// Collapses every whitespace run (newlines included) to one space and trims.
+pub(crate) fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
             out.push(' ');
-            out.push_str(cell);
-            out.push_str(" |");
         }
+        out.push_str(word);
     }
-    out.push('\n');
+    out
 }
 
-fn tag(node: &Rc<Node>) -> Option<&str> {
-    match &node.data {
-        NodeData::Element { name, .. } => Some(&name.local),
-        _ => None,
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn inside_table(node: &Rc<Node>) -> bool {
-    let mut current = parent(node);
-    while let Some(p) = current {
-        if matches!(tag(&p), Some("td" | "th")) {
-            return true;
-        }
-        current = parent(&p);
+    fn render(table: Table) -> String {
+        let mut w = Writer::default();
+        table.render(&mut w);
+        w.out
     }
-    false
-}
 
-fn parent(node: &Rc<Node>) -> Option<Rc<Node>> {
-    let weak = node.parent.take();
-    let strong = weak.as_ref().and_then(|w| w.upgrade());
-    node.parent.set(weak);
-    strong
+    #[test]
+    fn first_row_is_the_header_and_spans_expand() {
+        let mut t = Table::default();
+        t.start_row();
+        t.push_cell("A".into(), 1);
+        t.push_cell("B".into(), 1);
+        t.push_cell("C".into(), 1);
+        t.end_row();
+        t.push_cell("wide | cell".into(), 2);
+        t.push_cell("x\n\ny".into(), 1);
+        assert_eq!(
+            render(t),
+            "| A | B | C |\n| --- | --- | --- |\n| wide \\| cell |  | x y |"
+        );
+    }
+
+    #[test]
+    fn single_column_tables_are_blocks() {
+        let mut t = Table::default();
+        t.push_cell("# Title".into(), 1);
+        t.start_row();
+        t.push_cell("para".into(), 1);
+        assert_eq!(render(t), "# Title\n\npara");
+    }
+
+    #[test]
+    fn colspans_are_clamped() {
+        let mut t = Table::default();
+        t.push_cell("a".into(), 1_000_000);
+        assert_eq!(
+            render(t).matches('|').count(),
+            MAX_COLSPAN + 1 + MAX_COLSPAN + 1
+        );
+    }
 }
