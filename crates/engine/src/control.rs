@@ -4,12 +4,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tavo_store::Store;
 use tokio::sync::{oneshot, watch};
 
 use crate::event::EventKind;
 use crate::hub::EventHub;
 use crate::interaction::{Interaction, RespondError, Response};
+use crate::persist::{Persister, Write};
 use crate::status::{ReplyRecord, ReplyStatus, now};
 
 /// The reply was cancelled while something waited.
@@ -25,7 +25,7 @@ struct Pending {
 
 /// Persists status changes of a reply (absent in benches and unit tests of the loop).
 struct Recorder {
-    store: Store,
+    writer: Arc<Persister>,
     record: Mutex<ReplyRecord>,
 }
 
@@ -49,16 +49,17 @@ impl std::fmt::Debug for Control {
 }
 
 impl Control {
-    /// A control block; with `record`, every status change is written to the store.
-    pub fn new(hub: EventHub, record: Option<(Store, ReplyRecord)>) -> Arc<Self> {
+    /// A control block; with `record`, every status change is written to the store through
+    /// the engine's batched writer.
+    pub fn new(hub: EventHub, record: Option<(Arc<Persister>, ReplyRecord)>) -> Arc<Self> {
         Arc::new(Self {
             hub,
             pending: Mutex::new(None),
             next_pending: AtomicU64::new(1),
             cancel: watch::channel(false).0,
             status: watch::channel(ReplyStatus::Running).0,
-            recorder: record.map(|(store, record)| Recorder {
-                store,
+            recorder: record.map(|(writer, record)| Recorder {
+                writer,
                 record: Mutex::new(record),
             }),
         })
@@ -73,20 +74,39 @@ impl Control {
         *self.status.borrow()
     }
 
-    /// Changes the status and persists it.
+    /// Changes the status and queues its record for the store (never waits for the store:
+    /// this runs on the executor, between events).
     pub(crate) fn set_status(&self, status: ReplyStatus, message_id: Option<i64>) {
         self.status.send_replace(status);
-        if let Some(r) = &self.recorder {
-            let mut record = r.record.lock().unwrap_or_else(|p| p.into_inner());
-            record.status = status;
-            if message_id.is_some() {
-                record.message_id = message_id;
-            }
-            record.updated_at = now();
-            if let Err(e) = record.save(&r.store) {
-                tracing::warn!(error = %e, reply = %record.id, "cannot persist the reply status");
-            }
+        if let Some((writer, record)) = self.updated_record(status, message_id) {
+            writer.submit(Write::Record(record));
         }
+    }
+
+    /// Sets a status whose record must be committed before anyone hears of it (waiting, and
+    /// the final status): whoever sees the reply wait or end also finds that in the store.
+    pub(crate) async fn set_status_durably(&self, status: ReplyStatus, message_id: Option<i64>) {
+        if let Some((writer, record)) = self.updated_record(status, message_id)
+            && let Err(e) = writer.write(Write::Record(record)).await
+        {
+            tracing::warn!(error = %e, "cannot persist the final reply status");
+        }
+        self.status.send_replace(status);
+    }
+
+    fn updated_record(
+        &self,
+        status: ReplyStatus,
+        message_id: Option<i64>,
+    ) -> Option<(Arc<Persister>, ReplyRecord)> {
+        let r = self.recorder.as_ref()?;
+        let mut record = r.record.lock().unwrap_or_else(|p| p.into_inner());
+        record.status = status;
+        if message_id.is_some() {
+            record.message_id = message_id;
+        }
+        record.updated_at = now();
+        Some((r.writer.clone(), record.clone()))
     }
 
     /// Waits until the reply has ended; returns the final status.
@@ -148,7 +168,8 @@ impl Control {
             interaction: interaction.clone(),
             tx,
         });
-        self.set_status(ReplyStatus::Waiting, message_id);
+        self.set_status_durably(ReplyStatus::Waiting, message_id)
+            .await;
         self.hub.publish(EventKind::Waiting {
             pending_id: id,
             interaction,

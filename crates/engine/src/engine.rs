@@ -12,10 +12,10 @@ use tavo_llm::{Client, ConnectionBook, Endpoint};
 use tavo_model::{ChatId, Message, Role};
 use tavo_prompt::PromptEngine;
 use tavo_store::Store;
-use tavo_tools::web::{WebAdapter, load_search_settings};
+use tavo_tools::web::{WebAdapter, load_fetch_policy, load_search_settings};
 use tavo_tools::{GenerationKind, Registry, Services, ToolSettings};
+use tavo_web::WebFetcher;
 use tavo_web::search::TavilyClient;
-use tavo_web::{FetchPolicy, WebFetcher};
 
 use crate::control::Control;
 use crate::error::EngineError;
@@ -23,6 +23,7 @@ use crate::event::ReplyEvent;
 use crate::hub::{EventHub, Subscription};
 use crate::interaction::{Interaction, RespondError, Response};
 use crate::limits::Limits;
+use crate::persist::Persister;
 use crate::status::{ReplyRecord, ReplyStatus, now, recover_interrupted};
 use crate::task::{ReplyTask, Target};
 use crate::toolcall::ExtensionRunner;
@@ -55,6 +56,11 @@ impl ReplyRequest {
     }
 }
 
+/// Library tasks of replies (prompt builds, new messages, audits) that run at once. The library
+/// is one SQLite connection: more would each hold an OS thread of the blocking pool just to
+/// wait for its lock (hundreds of replies starting together grew it to 512 threads).
+pub const BLOCKING_CONCURRENCY: usize = 4;
+
 pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) registry: Arc<Registry>,
@@ -62,6 +68,10 @@ pub(crate) struct Inner {
     pub(crate) client: Client,
     pub(crate) prompt: Arc<PromptEngine>,
     pub(crate) extensions: Option<Arc<dyn ExtensionRunner>>,
+    /// Checkpoints and status records of every live reply, written in batches.
+    pub(crate) persister: Arc<Persister>,
+    /// Admits [`BLOCKING_CONCURRENCY`] of the replies' library tasks at a time.
+    pub(crate) gate: tokio::sync::Semaphore,
     /// The web fetcher and search client; each reply gets its own adapter (fetch cursors live
     /// only as long as their reply).
     web: Option<(Arc<WebFetcher>, Option<TavilyClient>)>,
@@ -127,7 +137,7 @@ impl Engine {
     /// Gives replies `tavo_web_fetch` (and `tavo_web_search` when a complete default search
     /// API is saved). Without it, the web tools answer `resource_not_found`.
     pub fn with_web(mut self) -> Self {
-        let fetcher = match WebFetcher::new(FetchPolicy::default()) {
+        let fetcher = match WebFetcher::new(load_fetch_policy(&self.inner.store)) {
             Ok(f) => Arc::new(f),
             Err(e) => {
                 tracing::warn!(error = %e, "web fetch is unavailable");
@@ -151,6 +161,7 @@ impl Engine {
         client: Client,
         extensions: Option<Arc<dyn ExtensionRunner>>,
     ) -> Self {
+        let persister = Persister::new(store.clone());
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -159,6 +170,8 @@ impl Engine {
                 client,
                 prompt: Arc::new(PromptEngine::new()),
                 extensions,
+                persister,
+                gate: tokio::sync::Semaphore::new(BLOCKING_CONCURRENCY),
                 web: None,
                 live: Mutex::new(HashMap::new()),
             }),
@@ -229,7 +242,7 @@ impl Engine {
             updated_at: started,
         };
         record.save(store)?;
-        let control = Control::new(EventHub::new(&id), Some((store.clone(), record)));
+        let control = Control::new(EventHub::new(&id), Some((inner.persister.clone(), record)));
         let handle = ReplyHandle {
             id: Arc::from(id.as_str()),
             chat: req.chat,
@@ -337,6 +350,11 @@ impl ReplyHandle {
     /// Events after sequence number `after` (0 = all still in the log), then live ones.
     pub fn subscribe(&self, after: u64) -> Subscription {
         self.control.hub.subscribe(after)
+    }
+
+    /// Like [`ReplyHandle::subscribe`], without text and reasoning deltas (status watchers).
+    pub fn subscribe_milestones(&self, after: u64) -> Subscription {
+        self.control.hub.subscribe_milestones(after)
     }
 
     /// Events after `after` still in the log (SSE `Last-Event-ID` replay).

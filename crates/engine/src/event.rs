@@ -76,6 +76,33 @@ pub enum EventKind {
     Error { message: String },
 }
 
+impl EventKind {
+    /// A text or reasoning delta: the bulk of a stream, and nothing a status watcher needs.
+    pub fn is_delta(&self) -> bool {
+        matches!(
+            self,
+            EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. }
+        )
+    }
+
+    /// The `type` field of this event's JSON, also its SSE event name. Lets a relay name the
+    /// event without serialising it twice.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::Started { .. } => "started",
+            EventKind::Round { .. } => "round",
+            EventKind::TextDelta { .. } => "text_delta",
+            EventKind::ReasoningDelta { .. } => "reasoning_delta",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::Waiting { .. } => "waiting",
+            EventKind::Resumed { .. } => "resumed",
+            EventKind::Warning { .. } => "warning",
+            EventKind::Finished { .. } => "finished",
+            EventKind::Error { .. } => "error",
+        }
+    }
+}
+
 impl ReplyEvent {
     /// The JSON line of `tavo reply --json`.
     pub fn to_json_line(&self) -> String {
@@ -90,5 +117,71 @@ impl ReplyEvent {
     /// Whether this is the last event of the reply.
     pub fn is_final(&self) -> bool {
         matches!(self.kind, EventKind::Finished { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::CallStatus;
+    use serde_json::json;
+
+    #[test]
+    fn every_name_is_the_serialised_type() {
+        let card = ToolCallSummary {
+            call_id: "c".into(),
+            tool: "t".into(),
+            status: CallStatus::Ok,
+            label: String::new(),
+            error_code: None,
+            truncated: false,
+            stealth: false,
+        };
+        let kinds = vec![
+            EventKind::Started {
+                chat_id: 1,
+                message_id: None,
+                kind: tavo_tools::GenerationKind::Normal,
+            },
+            EventKind::Round {
+                round: 0,
+                tools: vec![],
+            },
+            EventKind::TextDelta { text: "a".into() },
+            EventKind::ReasoningDelta { text: "b".into() },
+            EventKind::ToolCall { call: card },
+            EventKind::Waiting {
+                pending_id: 1,
+                interaction: Interaction::Confirmation {
+                    call_id: "c".into(),
+                    tool: "t".into(),
+                    safety: tavo_tools::Safety::Confirm,
+                    arguments: json!({}),
+                },
+            },
+            EventKind::Resumed { pending_id: 1 },
+            EventKind::Warning {
+                message: "w".into(),
+            },
+            EventKind::Finished {
+                status: ReplyStatus::Finished,
+                text: String::new(),
+                reasoning: None,
+                usage: None,
+            },
+            EventKind::Error {
+                message: "e".into(),
+            },
+        ];
+        for kind in kinds {
+            let name = kind.name();
+            let event = ReplyEvent {
+                seq: 1,
+                reply_id: "r".into(),
+                kind,
+            };
+            let v: Value = serde_json::from_str(&event.to_json_line()).unwrap_or(Value::Null);
+            assert_eq!(v["type"], name, "{v}");
+        }
     }
 }

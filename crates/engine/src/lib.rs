@@ -6,7 +6,8 @@
 //! - `task`: the loop of one reply (prompt → stream → calls → loop), checkpoints.
 //! - [`toolcall`]: the gates every call goes through, in order, and the per-call time-out.
 //! - [`control`]: status, cancellation and the pending interaction of a live reply.
-//! - [`hub`]: the numbered, bounded event stream; [`event`]: its events.
+//! - [`hub`]: the numbered, bounded event log every reader reads from; [`event`]: its events.
+//! - [`persist`]: checkpoints and status records of live replies, batched off the relay path.
 //! - [`interaction`]: confirmations and questions, and the user's answers.
 //! - [`status`]: persisted reply status and start-up recovery.
 //! - [`summary`]: compact cards kept in messages, full records sent to the audit log.
@@ -20,6 +21,7 @@ pub mod event;
 pub mod hub;
 pub mod interaction;
 pub mod limits;
+pub mod persist;
 pub mod prompt;
 pub mod settings;
 pub mod status;

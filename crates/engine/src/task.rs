@@ -19,6 +19,7 @@ use crate::control::{Cancelled, Control};
 use crate::engine::Inner;
 use crate::event::EventKind;
 use crate::limits::{Limits, interleaved};
+use crate::persist::Write;
 use crate::prompt::{self, BasePrompt, PromptKnobs};
 use crate::status::{ReplyStatus, set_message_status};
 use crate::summary::{AuditRecord, MESSAGE_CALLS_KEY, ToolCallSummary};
@@ -141,6 +142,12 @@ impl ReplyTask {
         &self,
         f: impl FnOnce(&Store) -> Result<T, String> + Send + 'static,
     ) -> Result<T, String> {
+        let _permit = self
+            .inner
+            .gate
+            .acquire()
+            .await
+            .map_err(|e| format!("internal task failed: {e}"))?;
         let store = self.inner.store.clone();
         tokio::task::spawn_blocking(move || f(&store))
             .await
@@ -169,7 +176,12 @@ impl ReplyTask {
             kind: self.kind,
         });
 
-        let services = self.inner.reply_services();
+        // Reads the search settings: off the executor, which relays other replies' events.
+        let inner = self.inner.clone();
+        let services = self
+            .blocking(move |_| Ok(inner.reply_services()))
+            .await
+            .map_err(Stop::Failed)?;
         let avail = Availability {
             web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
             extensions: !services.extensions.is_empty(),
@@ -271,7 +283,7 @@ impl ReplyTask {
             }
             self.write_audit(audits).await;
             self.dirty = true;
-            self.checkpoint(ReplyStatus::Running).await;
+            self.checkpoint();
             if cancelled {
                 return Err(Stop::Cancelled);
             }
@@ -331,7 +343,7 @@ impl ReplyTask {
             tokio::select! {
                 biased;
                 () = control.cancelled() => {
-                    self.checkpoint(ReplyStatus::Running).await;
+                    self.checkpoint();
                     return Err(Stop::Cancelled);
                 }
                 event = stream.next() => {
@@ -358,11 +370,11 @@ impl ReplyTask {
                     }
                     builder.push(&event);
                     if self.dirty && self.last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
-                        self.checkpoint(ReplyStatus::Running).await;
+                        self.checkpoint();
                     }
                 }
                 () = tokio::time::sleep_until(deadline), if self.dirty => {
-                    self.checkpoint(ReplyStatus::Running).await;
+                    self.checkpoint();
                 }
             }
         }
@@ -411,15 +423,31 @@ impl ReplyTask {
         Ok(())
     }
 
-    /// Writes the partial (or final) reply into its message.
-    async fn checkpoint(&mut self, status: ReplyStatus) {
+    /// Queues the partial reply for its message and goes on at once: the engine's writer
+    /// batches it with every other reply's checkpoint, so streaming never waits for the store.
+    fn checkpoint(&mut self) {
+        if let Some(m) = self.snapshot(ReplyStatus::Running) {
+            self.inner.persister.submit(Write::Message(m));
+        }
+    }
+
+    /// Writes the reply into its message with `status` and waits until it is committed.
+    async fn checkpoint_now(&mut self, status: ReplyStatus) {
+        if let Some(m) = self.snapshot(status)
+            && let Err(e) = self.inner.persister.write(Write::Message(m)).await
+        {
+            tracing::warn!(error = %e, reply = %self.id, "cannot save the reply");
+        }
+    }
+
+    /// The message as the reply has written it so far, when something changed since the last
+    /// snapshot.
+    fn snapshot(&mut self, status: ReplyStatus) -> Option<tavo_model::Message> {
         self.last_checkpoint = Instant::now();
         if !std::mem::take(&mut self.dirty) {
-            return;
+            return None;
         }
-        let Some(mut m) = self.message.clone() else {
-            return;
-        };
+        let mut m = self.message.clone()?;
         let content = format!("{}{}", self.base_text, self.text);
         if let (Some(i), Target::Swipe(_)) = (m.swipe_id, &self.target)
             && let Some(slot) = m.swipes.get_mut(i as usize)
@@ -439,18 +467,8 @@ impl ReplyTask {
             );
         }
         set_message_status(&mut m.extra, &self.id, status);
-        let stored = m.clone();
-        match self
-            .blocking(move |store| {
-                store
-                    .message_update(&stored, None)
-                    .map_err(|e| e.to_string())
-            })
-            .await
-        {
-            Ok(_) => self.message = Some(m),
-            Err(e) => tracing::warn!(error = %e, reply = %self.id, "cannot checkpoint the reply"),
-        }
+        self.message = Some(m.clone());
+        Some(m)
     }
 
     async fn write_audit(&self, audits: Vec<AuditRecord>) {
@@ -492,7 +510,7 @@ impl ReplyTask {
                 }
                 self.message = None;
             }
-            _ => self.checkpoint(status).await,
+            _ => self.checkpoint_now(status).await,
         }
         if matches!(self.target, Target::Draft) && status == ReplyStatus::Finished {
             let (chat, text) = (self.chat, self.text.clone());
@@ -511,7 +529,9 @@ impl ReplyTask {
                 tracing::warn!(error = %e, "cannot put the impersonation into the input draft");
             }
         }
-        self.control.set_status(status, self.message_id());
+        self.control
+            .set_status_durably(status, self.message_id())
+            .await;
         let usage = serde_json::to_value(&self.usage)
             .ok()
             .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()));

@@ -10,12 +10,19 @@
 //! 2. idle RSS (VmRSS of the server after start-up, before any work);
 //! 3. N concurrent streaming replies (default 500): each POSTs a message and reads its SSE
 //!    stream to `finished`; every error is counted;
-//! 4. relay overhead: the mock writes its send time (ns) into each text delta; the client
-//!    subtracts it from the arrival time of the `text_delta` carrying it. The same client code
-//!    reading the mock directly gives the baseline; overhead = tavo path − direct path;
-//! 5. reads per second of the latest 50-message page of a 100,000-message chat (imported).
+//! 4. relay overhead: the mock writes its send time (ns) into each text delta just before it
+//!    hands the frame to its socket (its pacing sleeps come before the stamp, so they are not
+//!    measured); the client subtracts it from the arrival time of the `text_delta` carrying it.
+//!    The same client code reading the mock directly, at the same concurrency, gives the
+//!    baseline (the mock's and the client's own costs); overhead = tavo path − direct path, per
+//!    percentile;
+//! 5. reads per second of the latest 50-message page of a 100,000-message chat (imported);
+//! 6. the server's memory: RSS idle, after the import, at its peak while replies stream, when
+//!    they have ended and after `--settle-secs` of idleness, and its thread count.
 //!
-//! Everything listens on 127.0.0.1 only.
+//! The mock runs on its own thread and runtime, the client on another; all three (mock,
+//! client, server) still share the machine's cores, which the figures include. Everything
+//! listens on 127.0.0.1 only.
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -37,6 +44,7 @@ struct Args {
     messages: usize,
     read_secs: u64,
     readers: usize,
+    settle_secs: u64,
 }
 
 fn parse_args() -> Args {
@@ -48,6 +56,7 @@ fn parse_args() -> Args {
         messages: 100_000,
         read_secs: 5,
         readers: 16,
+        settle_secs: 5,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -62,6 +71,7 @@ fn parse_args() -> Args {
             "--messages" => a.messages = n,
             "--read-secs" => a.read_secs = n as u64,
             "--readers" => a.readers = n,
+            "--settle-secs" => a.settle_secs = n as u64,
             other => eprintln!("ignoring unknown flag {other}"),
         }
         i += 2;
@@ -77,9 +87,27 @@ fn now_ns() -> u64 {
 
 /// The mock provider: every chat completion streams `events` deltas, each carrying its send
 /// time in nanoseconds followed by `|`.
-async fn start_mock(events: usize, interval: Duration) -> std::io::Result<SocketAddr> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// Runs on its own thread and single-threaded runtime, so the load client's work does not
+/// delay its frames (both still share the machine's cores).
+fn start_mock(events: usize, interval: Duration) -> std::io::Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            match tokio::net::TcpListener::from_std(listener) {
+                Ok(listener) => serve_mock(listener, events, interval).await,
+                Err(e) => eprintln!("mock cannot listen: {e}"),
+            }
+        });
+    });
+    Ok(addr)
+}
+
+async fn serve_mock(listener: tokio::net::TcpListener, events: usize, interval: Duration) {
     let app = Router::new().fallback(move || async move {
         let stream = futures_util::stream::unfold(0usize, move |i| async move {
             if i > events + 1 {
@@ -107,12 +135,9 @@ async fn start_mock(events: usize, interval: Duration) -> std::io::Result<Socket
             .body(Body::from_stream(stream))
             .unwrap_or_default()
     });
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            eprintln!("mock stopped: {e}");
-        }
-    });
-    Ok(addr)
+    if let Err(e) = axum::serve(listener, app).await {
+        eprintln!("mock stopped: {e}");
+    }
 }
 
 /// Reads an SSE response; calls `on_event(event, data)` per event until it returns false.
@@ -178,15 +203,54 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)] as f64 / 1e6
 }
 
-fn rss_kb(pid: u32) -> u64 {
+/// A numeric field of `/proc/<pid>/status` (`VmRSS` in kB, `Threads`).
+fn proc_status(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
         .unwrap_or(0)
+}
+
+/// CPU seconds (user + system) a process has used, from `/proc/<pid>/stat`.
+fn cpu_secs(pid: &str) -> f64 {
+    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // Fields after the command name, which may contain spaces: state is field 3, utime 14.
+            let rest = s.rsplit_once(") ")?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0);
+    ticks as f64 / 100.0
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    proc_status(pid, "VmRSS")
+}
+
+fn mb(kb: u64) -> f64 {
+    kb as f64 / 1024.0
+}
+
+/// Samples the server's RSS and thread count every 20 ms until `stop`; returns the peaks.
+fn sample_peaks(
+    pid: u32,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<(u64, u64)> {
+    std::thread::spawn(move || {
+        let (mut rss, mut threads) = (0, 0);
+        while !stop.load(Ordering::Relaxed) {
+            rss = rss.max(rss_kb(pid));
+            threads = threads.max(proc_status(pid, "Threads"));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        (rss, threads)
+    })
 }
 
 fn free_port() -> u16 {
@@ -235,7 +299,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args();
     let dir = tempfile::tempdir()?;
     let interval = Duration::from_millis(args.interval_ms);
-    let mock = start_mock(args.events, interval).await?;
+    let mock = start_mock(args.events, interval)?;
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let mut headers = reqwest::header::HeaderMap::new();
@@ -312,12 +376,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .json()
         .await?;
     let import_time = t.elapsed();
+    let import_rss = rss_kb(pid);
     let big = imported["results"][0]["chatId"]
         .as_i64()
         .ok_or_else(|| format!("import failed: {imported}"))?;
 
     // 3 + 4. Concurrent streaming replies through tavo.
+    let stop_sampling = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = sample_peaks(pid, stop_sampling.clone());
     let errors = Arc::new(AtomicU64::new(0));
+    let (server_cpu0, own_cpu0) = (cpu_secs(&pid.to_string()), cpu_secs("self"));
     let t = Instant::now();
     let mut tasks = Vec::new();
     for &chat in &chats {
@@ -377,6 +445,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         via_tavo.extend(t.await.unwrap_or_default());
     }
     let replies_time = t.elapsed();
+    let server_cpu = cpu_secs(&pid.to_string()) - server_cpu0;
+    let own_cpu = cpu_secs("self") - own_cpu0;
+    stop_sampling.store(true, Ordering::Relaxed);
+    let (peak_rss, peak_threads) = sampler.join().unwrap_or((0, 0));
+    let ended_rss = rss_kb(pid);
     via_tavo.sort_unstable();
 
     // Baseline: the same client code reading the mock directly, same concurrency.
@@ -413,7 +486,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         direct.extend(t.await.unwrap_or_default());
     }
     direct.sort_unstable();
-    let busy_rss = rss_kb(pid);
+    tokio::time::sleep(Duration::from_secs(args.settle_secs)).await;
+    let settled_rss = rss_kb(pid);
+    let settled_threads = proc_status(pid, "Threads");
 
     // 5. Reads of the big chat's latest page.
     let count = Arc::new(AtomicU64::new(0));
@@ -451,8 +526,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     read_lat.sort_unstable();
     let reads = count.load(Ordering::Relaxed) as f64 / args.read_secs as f64;
 
-    let (t50, t99) = (percentile(&via_tavo, 0.5), percentile(&via_tavo, 0.99));
-    let (d50, d99) = (percentile(&direct, 0.5), percentile(&direct, 0.99));
+    let pct = |v: &[u64]| [0.5, 0.95, 0.99].map(|p| percentile(v, p));
+    let (via, dir) = (pct(&via_tavo), pct(&direct));
+    let over = [0, 1, 2].map(|i| via[i] - dir[i]);
     println!(
         "## tavo serve load ({} replies × {} events every {} ms)",
         args.replies, args.events, args.interval_ms
@@ -464,11 +540,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "| start to first answered request | {:.1} ms |",
         first_answer.as_secs_f64() * 1000.0
     );
-    println!("| idle RSS | {:.1} MB |", idle_rss as f64 / 1024.0);
-    println!(
-        "| RSS after the replies | {:.1} MB |",
-        busy_rss as f64 / 1024.0
-    );
     println!(
         "| {} concurrent streaming replies | {:.2} s, {} errors |",
         args.replies,
@@ -476,17 +547,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         errors.load(Ordering::Relaxed)
     );
     println!(
-        "| provider → SSE client via tavo (p50 / p99) | {t50:.3} / {t99:.3} ms ({} events) |",
+        "| CPU during the replies: server / load client + mock (wall {:.2} s, 2 cores) | {server_cpu:.2} s / {own_cpu:.2} s |",
+        replies_time.as_secs_f64()
+    );
+    println!(
+        "| relay overhead provider → SSE client (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms |",
+        over[0], over[1], over[2]
+    );
+    println!(
+        "| provider → SSE client via tavo (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms ({} events) |",
+        via[0],
+        via[1],
+        via[2],
         via_tavo.len()
     );
     println!(
-        "| provider → client directly (p50 / p99) | {d50:.3} / {d99:.3} ms ({} events) |",
+        "| provider → client directly (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms ({} events) |",
+        dir[0],
+        dir[1],
+        dir[2],
         direct.len()
     );
     println!(
-        "| relay overhead (p50 / p99, difference) | {:.3} / {:.3} ms |",
-        t50 - d50,
-        t99 - d99
+        "| RSS idle / after import / peak during replies / replies ended / after {} s idle | {:.1} / {:.1} / {:.1} / {:.1} / {:.1} MB |",
+        args.settle_secs,
+        mb(idle_rss),
+        mb(import_rss),
+        mb(peak_rss),
+        mb(ended_rss),
+        mb(settled_rss)
+    );
+    println!(
+        "| server threads: peak during replies / after {} s idle | {peak_threads} / {settled_threads} |",
+        args.settle_secs
     );
     println!(
         "| import of a {}-message chat (HTTP upload) | {:.2} s |",

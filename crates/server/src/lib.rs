@@ -20,6 +20,7 @@ pub mod config;
 pub mod error;
 pub mod hub;
 pub mod library;
+pub mod memory;
 pub mod replies;
 pub mod routes;
 pub mod security;
@@ -127,8 +128,10 @@ impl Server {
             );
         }
         let hub = Hub::new(config.limits.sse_buffer);
+        let trimmer = memory::Trimmer::default();
         let state = AppState {
-            replies: replies::Replies::new(engine, hub.clone()),
+            replies: replies::Replies::new(engine, hub.clone(), trimmer.clone()),
+            trimmer,
             upload_dir: config.data_dir.join("tmp").join("uploads"),
             guard: Arc::new(security::Guard::new(&config)),
             config: Arc::new(config),
@@ -136,6 +139,7 @@ impl Server {
             registry,
             hub,
             shutdown: CancellationToken::new(),
+            gate: Arc::new(tokio::sync::Semaphore::new(state::BLOCKING_CONCURRENCY)),
         };
         // Spool files of uploads a killed process left behind.
         if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
@@ -175,7 +179,10 @@ impl Server {
     ) -> Result<(), ServeError> {
         let shutdown = self.state.shutdown.clone();
         let stop = shutdown.clone();
-        let serve = axum::serve(self.listener, self.router).with_graceful_shutdown(async move {
+        // Routes resolved once, then shared by every connection: `serve(listener, router)`
+        // would copy the whole route table for each connection.
+        let router = self.router.with_state::<()>(()).into_make_service();
+        let serve = axum::serve(self.listener, router).with_graceful_shutdown(async move {
             signal.await;
             tracing::info!("shutting down: finishing requests in flight");
             stop.cancel();

@@ -16,6 +16,7 @@ use tavo_engine::{Engine, EngineError, EventKind, ReplyHandle, ReplyRecord, Repl
 use tavo_store::Store;
 
 use crate::hub::Hub;
+use crate::memory::Trimmer;
 
 /// Ended replies kept in memory for late readers of their event stream. Each keeps its event
 /// log (at most the engine's `LOG_CAPACITY` events), so this bounds the memory ended replies
@@ -28,6 +29,7 @@ pub struct Replies {
     engine: Engine,
     hub: Hub,
     recent: Arc<Mutex<VecDeque<ReplyHandle>>>,
+    trimmer: Trimmer,
 }
 
 impl std::fmt::Debug for Replies {
@@ -39,12 +41,14 @@ impl std::fmt::Debug for Replies {
 }
 
 impl Replies {
-    /// A reply manager over `engine`, reporting to `hub`.
-    pub fn new(engine: Engine, hub: Hub) -> Self {
+    /// A reply manager over `engine`, reporting to `hub`; `trimmer` returns memory to the
+    /// system once the last live reply has ended.
+    pub fn new(engine: Engine, hub: Hub, trimmer: Trimmer) -> Self {
         Replies {
             engine,
             hub,
             recent: Arc::new(Mutex::new(VecDeque::with_capacity(RECENT_CAPACITY))),
+            trimmer,
         }
     }
 
@@ -60,6 +64,7 @@ impl Replies {
             handle: handle.clone(),
             hub: self.hub.clone(),
             recent: self.recent.clone(),
+            replies: self.clone(),
         };
         tokio::spawn(watcher.run());
         Ok(handle)
@@ -126,14 +131,15 @@ struct Watcher {
     handle: ReplyHandle,
     hub: Hub,
     recent: Arc<Mutex<VecDeque<ReplyHandle>>>,
+    replies: Replies,
 }
 
 impl Watcher {
     async fn run(self) {
         let reply = self.handle.id().to_owned();
         let chat = self.handle.chat();
-        let mut sub = self.handle.subscribe(0);
-        while let Some(next) = sub.next().await {
+        let mut sub = self.handle.subscribe_milestones(0);
+        while let Some(next) = sub.next_shared().await {
             // A gap only loses deltas for this watcher; statuses are re-read from the handle.
             let Ok(event) = next else { continue };
             let update = match &event.kind {
@@ -162,10 +168,15 @@ impl Watcher {
                 break;
             }
         }
-        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
-        if recent.len() == RECENT_CAPACITY {
-            recent.pop_front();
+        {
+            let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+            if recent.len() == RECENT_CAPACITY {
+                recent.pop_front();
+            }
+            recent.push_back(self.handle);
         }
-        recent.push_back(self.handle);
+        if self.replies.live().is_empty() {
+            self.replies.trimmer.schedule();
+        }
     }
 }

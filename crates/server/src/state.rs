@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use tavo_store::{Store, StoreError};
 use tavo_tools::Registry;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServeConfig;
@@ -33,7 +34,17 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Where uploads are spooled while they stream in (`<data>/tmp/uploads`).
     pub upload_dir: PathBuf,
+    /// Admits [`BLOCKING_CONCURRENCY`] library tasks at a time onto the blocking pool.
+    pub gate: Arc<Semaphore>,
+    /// Returns memory to the system after bursts (the last reply ended, an import).
+    pub trimmer: crate::memory::Trimmer,
 }
+
+/// Library tasks of requests that run at once. The library is one SQLite connection, so more
+/// would only wait for its lock — each on an OS thread of its own: 500 replies started at once
+/// used to grow the blocking pool to 512 threads and the server to 1 GB. Requests beyond this
+/// wait as cheap futures instead.
+pub const BLOCKING_CONCURRENCY: usize = 4;
 
 impl std::fmt::Debug for AppState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -44,18 +55,33 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// Runs synchronous store work on the blocking pool, so a slow query never stalls the
-    /// executor that relays event streams.
+    /// Runs synchronous work on the blocking pool, so a slow query never stalls the executor
+    /// that relays event streams; at most [`BLOCKING_CONCURRENCY`] at a time.
+    pub async fn off_executor<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let _permit = self
+            .gate
+            .acquire()
+            .await
+            .map_err(|e| ApiError::internal("a library task", e))?;
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| ApiError::internal("a library task", e))
+    }
+
+    /// Runs synchronous store work off the executor (see [`AppState::off_executor`]).
     pub async fn blocking<T, F>(&self, f: F) -> ApiResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     {
         let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
-            Ok(result) => result.map_err(ApiError::from),
-            Err(e) => Err(ApiError::internal("a library task", e)),
-        }
+        self.off_executor(move || f(&store))
+            .await?
+            .map_err(ApiError::from)
     }
 
     /// Like [`AppState::blocking`], for work whose errors are already API errors.
@@ -65,9 +91,6 @@ impl AppState {
         F: FnOnce(&Store) -> ApiResult<T> + Send + 'static,
     {
         let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
-            Ok(result) => result,
-            Err(e) => Err(ApiError::internal("a library task", e)),
-        }
+        self.off_executor(move || f(&store)).await?
     }
 }

@@ -17,7 +17,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use futures_util::stream::{self, BoxStream, StreamExt};
-use serde_json::{Value, json};
+use serde_json::json;
 use tavo_engine::{ReplyEvent, ReplyHandle};
 use tavo_model::MessageId;
 use tokio::sync::broadcast;
@@ -103,18 +103,12 @@ fn global_stream(
 }
 
 /// How a reply's event becomes an SSE event: `id` = its sequence number, `event` = its `type`,
-/// `data` = the event as JSON (the same object `tavo reply --json` prints).
+/// `data` = the event as JSON (the same object `tavo reply --json` prints), serialised once.
 fn reply_sse(event: &ReplyEvent) -> Event {
-    let data = serde_json::to_value(event).unwrap_or(Value::Null);
-    let name = data
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("message")
-        .to_owned();
     Event::default()
         .id(event.seq.to_string())
-        .event(name)
-        .data(data.to_string())
+        .event(event.kind.name())
+        .data(event.to_json_line())
 }
 
 /// A reply's event stream: text and reasoning deltas, tool-call cards, waiting/resumed,
@@ -193,7 +187,7 @@ fn live_reply_stream(
         if done {
             return None;
         }
-        match sub.next().await? {
+        match sub.next_shared().await? {
             Ok(event) => {
                 let last = event.is_final();
                 Some((reply_sse(&event), (sub, handle, last)))

@@ -80,13 +80,15 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .merge(upload)
         .split_for_parts();
     api.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    let doc = api.clone();
+    // Serialised once and shared: a handler's captures are cloned with the router, and the
+    // document as a value is almost a megabyte.
+    let doc = bytes::Bytes::from(serde_json::to_vec(&api).unwrap_or_default());
     let router = router
         .route(
             "/api/openapi.json",
             axum::routing::get(move || {
                 let doc = doc.clone();
-                async move { axum::Json(doc) }
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], doc) }
             }),
         )
         .fallback(not_found)

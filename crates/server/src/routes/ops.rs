@@ -148,11 +148,10 @@ async fn run_call(
     if let Err(e) = op.validate(&args) {
         return complete(Err(e), budget);
     }
-    let store = state.store.clone();
-    let policy = match tokio::task::spawn_blocking(move || ApprovalPolicy::load(&store)).await {
-        Ok(Ok(p)) => p,
-        _ => ApprovalPolicy::default(),
-    };
+    let policy: ApprovalPolicy = state
+        .blocking(ApprovalPolicy::load)
+        .await
+        .unwrap_or_default();
     match policy.decide(query.chat, &tool, op.safety()) {
         Decision::Refuse => return complete(Err(refused(&tool)), budget),
         Decision::Confirm if !query.confirm => {

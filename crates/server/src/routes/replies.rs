@@ -170,9 +170,9 @@ async fn start_reply(
     request: ReplyRequest,
 ) -> ApiResult<tavo_engine::ReplyHandle> {
     let replies = state.replies.clone();
-    tokio::task::spawn_blocking(move || replies.start(request))
-        .await
-        .map_err(|e| ApiError::internal("starting the reply", e))?
+    state
+        .off_executor(move || replies.start(request))
+        .await?
         .map_err(engine_error)
 }
 

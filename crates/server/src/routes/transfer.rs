@@ -66,6 +66,8 @@ pub async fn import(
     }
     let mut results = Vec::new();
     let (mut imported, mut failed) = (0, 0);
+    // Parsing a large file frees a lot at once: hand it back once the import is done.
+    let _trim = TrimOnDrop(&state.trimmer);
     for part in parts {
         match part {
             Part::Field { .. } => {}
@@ -193,6 +195,15 @@ fn download_name(name: &str, ext: &str) -> String {
         }
     }
     format!("attachment; filename=\"{ascii}.{ext}\"; filename*=UTF-8''{encoded}")
+}
+
+/// Schedules a memory trim when dropped (however the import ends).
+struct TrimOnDrop<'a>(&'a crate::memory::Trimmer);
+
+impl Drop for TrimOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.schedule();
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,327 @@
+//! What live replies write while they run — checkpoints of the partial message and status
+//! records — batched into one transaction and kept off the path that relays events.
+//!
+//! Why: the library is one SQLite connection behind a mutex. With hundreds of replies
+//! streaming, one transaction per checkpoint (four per reply per second) queued hundreds of
+//! blocking threads on that mutex, and a reply that awaited its own checkpoint stopped reading
+//! its provider meanwhile — events waited in the socket for hundreds of milliseconds. Now a
+//! reply hands its latest snapshot to the [`Persister`] and goes on streaming; one writer
+//! drains everything queued so far in a single transaction, then the next batch. Per key the
+//! latest snapshot wins (an older one not yet written is simply replaced), and one writer means
+//! writes of the same key land in the order they were queued. Durability is unchanged in kind:
+//! a checkpoint is on disk within one batch of being queued (the interval of the reply's
+//! checkpoints bounds what a crash loses), and a reply's final write is awaited before its
+//! `finished` event goes out.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tavo_model::Message;
+use tavo_store::{Store, StoreError};
+use tokio::sync::oneshot;
+
+use crate::status::ReplyRecord;
+
+/// What is written: the reply's message, or its chat's reply record.
+#[derive(Debug, Clone)]
+pub enum Write {
+    /// The message as the reply has written it so far.
+    Message(Message),
+    /// The reply's status record.
+    Record(ReplyRecord),
+}
+
+/// Which row a write replaces: later writes of the same key supersede queued ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Message(i64),
+    Record(i64),
+}
+
+impl Write {
+    fn key(&self) -> Option<Key> {
+        match self {
+            Write::Message(m) => m.id.map(|id| Key::Message(id.0)),
+            Write::Record(r) => Some(Key::Record(r.chat_id)),
+        }
+    }
+
+    fn apply(&self, tx: &tavo_store::Tx<'_>) -> Result<(), StoreError> {
+        match self {
+            Write::Message(m) => tx.message_update(m, None).map(drop),
+            Write::Record(r) => {
+                let value = serde_json::to_value(r).map_err(|source| StoreError::Json {
+                    what: "reply record".into(),
+                    source,
+                })?;
+                tx.setting_set(&ReplyRecord::key(r.chat_id), &value)
+            }
+        }
+    }
+}
+
+type Ack = oneshot::Sender<Result<(), String>>;
+
+struct Queued {
+    write: Write,
+    /// Callers waiting for this key's write to be on disk.
+    acks: Vec<Ack>,
+    /// Queue order, so a batch is written in the order its keys were first queued.
+    order: u64,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: HashMap<Key, Queued>,
+    next_order: u64,
+    /// A writer task is draining the queue.
+    writing: bool,
+}
+
+/// The batched writer of live replies. One per engine; cheap to share.
+pub struct Persister {
+    store: Store,
+    queue: Mutex<Queue>,
+}
+
+impl std::fmt::Debug for Persister {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Persister")
+            .field("queued", &self.lock().pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Persister {
+    /// A writer into `store`.
+    pub fn new(store: Store) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            queue: Mutex::new(Queue::default()),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // Queue changes are inserts and takes that cannot stop half-way.
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `write` and returns at once (it replaces a queued write of the same row).
+    /// Must be called inside a tokio runtime.
+    pub fn submit(self: &Arc<Self>, write: Write) {
+        self.enqueue(write, None);
+    }
+
+    /// Queues `write` and waits until it is committed.
+    pub async fn write(self: &Arc<Self>, write: Write) -> Result<(), String> {
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(write, Some(tx));
+        rx.await
+            .unwrap_or_else(|_| Err("the reply writer stopped before this write".into()))
+    }
+
+    fn enqueue(self: &Arc<Self>, write: Write, ack: Option<Ack>) {
+        let Some(key) = write.key() else {
+            // A message without an id has no row to update.
+            if let Some(ack) = ack {
+                let _ = ack.send(Err("the message has no id yet".into()));
+            }
+            return;
+        };
+        let start = {
+            let mut q = self.lock();
+            let order = q.next_order;
+            q.next_order += 1;
+            let entry = q.pending.entry(key).or_insert_with(|| Queued {
+                write: write.clone(),
+                acks: Vec::new(),
+                order,
+            });
+            entry.write = write;
+            entry.acks.extend(ack);
+            !std::mem::replace(&mut q.writing, true)
+        };
+        if start {
+            tokio::spawn(self.clone().drain());
+        }
+    }
+
+    /// Writes batches until the queue is empty.
+    async fn drain(self: Arc<Self>) {
+        let mut flag = WritingFlag {
+            persister: &self,
+            armed: true,
+        };
+        loop {
+            let mut batch: Vec<Queued> = {
+                let mut q = self.lock();
+                if q.pending.is_empty() {
+                    // Cleared under the lock that an enqueue checks, so exactly one writer runs.
+                    q.writing = false;
+                    flag.armed = false;
+                    return;
+                }
+                q.pending.drain().map(|(_, v)| v).collect()
+            };
+            batch.sort_by_key(|b| b.order);
+            let writes: Vec<Write> = batch.iter().map(|b| b.write.clone()).collect();
+            let store = self.store.clone();
+            let outcome = tokio::task::spawn_blocking(move || write_batch(&store, &writes))
+                .await
+                .unwrap_or_else(|e| Err(format!("the reply writer failed: {e}")));
+            match outcome {
+                Ok(results) => {
+                    for (queued, result) in batch.into_iter().zip(results) {
+                        if let Err(e) = &result
+                            && queued.acks.is_empty()
+                        {
+                            tracing::warn!(error = %e, "cannot checkpoint a reply");
+                        }
+                        for ack in queued.acks {
+                            let _ = ack.send(result.clone());
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot write the replies' checkpoints");
+                    for ack in batch.into_iter().flat_map(|q| q.acks) {
+                        let _ = ack.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Clears `writing` if the writer task is dropped mid-way (its runtime shut down), so the next
+/// submission starts a new writer instead of queueing forever. Disarmed on a normal exit, which
+/// clears the flag itself under the queue's lock — clearing it again here could let a second
+/// writer start beside one that an enqueue started meanwhile.
+struct WritingFlag<'a> {
+    persister: &'a Persister,
+    armed: bool,
+}
+
+impl Drop for WritingFlag<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.persister.lock().writing = false;
+        }
+    }
+}
+
+/// One transaction for the whole batch; a write that fails (its message was deleted
+/// meanwhile) fails alone.
+fn write_batch(store: &Store, writes: &[Write]) -> Result<Vec<Result<(), String>>, String> {
+    store
+        .write(|tx| {
+            Ok(writes
+                .iter()
+                .map(|w| w.apply(tx).map_err(|e| e.to_string()))
+                .collect())
+        })
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::ReplyStatus;
+    use tavo_model::{Chat, Role};
+
+    fn store_with_message() -> (tempfile::TempDir, Store, Message) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let chat = store
+            .write(|tx| {
+                tx.chat_create(&Chat {
+                    name: "c".into(),
+                    ..Chat::default()
+                })
+            })
+            .expect("chat");
+        let mut m = Message::new(Role::Assistant, "");
+        let id = store.message_append(chat, &m).expect("append");
+        m.id = Some(id);
+        (dir, store, m)
+    }
+
+    #[tokio::test]
+    async fn the_latest_snapshot_of_a_message_wins() {
+        let (_dir, store, mut m) = store_with_message();
+        let p = Persister::new(store.clone());
+        for text in ["a", "ab", "abc"] {
+            m.content = text.into();
+            p.submit(Write::Message(m.clone()));
+        }
+        m.content = "abcd".into();
+        p.write(Write::Message(m.clone())).await.expect("written");
+        let id = m.id.expect("id");
+        let stored = store.message_get(id).expect("read").expect("message");
+        assert_eq!(stored.content, "abcd");
+    }
+
+    #[tokio::test]
+    async fn records_and_messages_share_a_batch_and_failures_stay_alone() {
+        let (_dir, store, mut m) = store_with_message();
+        let p = Persister::new(store.clone());
+        let record = ReplyRecord {
+            id: "rpl_x".into(),
+            chat_id: 1,
+            message_id: m.id.map(|i| i.0),
+            status: ReplyStatus::Finished,
+            pid: 1,
+            started_at: "t".into(),
+            updated_at: "t".into(),
+        };
+        let mut gone = m.clone();
+        gone.id = Some(tavo_model::MessageId(999_999));
+        let missing = p.write(Write::Message(gone));
+        m.content = "kept".into();
+        let (missing, kept, rec) = tokio::join!(
+            missing,
+            p.write(Write::Message(m.clone())),
+            p.write(Write::Record(record.clone()))
+        );
+        assert!(missing.is_err());
+        assert_eq!(kept, Ok(()));
+        assert_eq!(rec, Ok(()));
+        assert_eq!(ReplyRecord::load(&store, 1).expect("load"), Some(record));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_writer_keeps_the_order_of_many_replies_writes() {
+        let (_dir, store, m) = store_with_message();
+        let p = Persister::new(store.clone());
+        // Many rounds of submissions from concurrent tasks, each round ended by an awaited write:
+        // whatever batches form, the row ends with the last write queued.
+        for round in 0..20 {
+            let tasks: Vec<_> = (0..8)
+                .map(|i| {
+                    let (p, mut m) = (p.clone(), m.clone());
+                    tokio::spawn(async move {
+                        m.content = format!("{round}-{i}");
+                        p.submit(Write::Message(m));
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.expect("task");
+            }
+            let mut last = m.clone();
+            last.content = format!("round {round}");
+            p.write(Write::Message(last)).await.expect("written");
+            let id = m.id.expect("id");
+            let stored = store.message_get(id).expect("read").expect("message");
+            assert_eq!(stored.content, format!("round {round}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_message_without_an_id_is_refused() {
+        let (_dir, store, mut m) = store_with_message();
+        m.id = None;
+        let p = Persister::new(store);
+        assert!(p.write(Write::Message(m)).await.is_err());
+    }
+}
