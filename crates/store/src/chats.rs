@@ -66,22 +66,12 @@ impl Tx<'_> {
              ON CONFLICT(chat_id) DO NOTHING",
             params![chat.0, now()],
         )?;
-        let row: Option<(i64, bool, String)> = self
-            .conn
-            .query_row(
-                "SELECT id, enabled, memories FROM memories WHERE chat_id = ?1",
-                [chat.0],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        let (id, enabled, text) = row.ok_or_else(|| StoreError::not_found("chat", chat))?;
-        let memories = serde_json::from_str(&text)
-            .map_err(|e| StoreError::json(format!("memory of chat {chat}"), e))?;
-        Ok(Memory {
-            id: Some(MemoryId(id)),
-            enabled,
-            memories,
-        })
+        let memory = self.memory_peek(chat)?;
+        // No row after the insert means the chat itself does not exist.
+        if memory.id.is_none() {
+            return Err(StoreError::not_found("chat", chat));
+        }
+        Ok(memory)
     }
 
     /// The chat's long-term memory as stored, without creating a record: a chat that never
