@@ -204,6 +204,12 @@ impl Engine {
         self.inner.live().values().cloned().collect()
     }
 
+    /// Whether any reply is still running or waiting, without copying the list: each reply
+    /// asks this as it ends, so it must not cost the number of replies in allocations.
+    pub fn any_live(&self) -> bool {
+        self.inner.live().values().any(|h| h.status().is_live())
+    }
+
     /// Starts a reply and returns its handle at once; the reply runs on the tokio runtime.
     /// Errors here mean nothing was started and nothing was written.
     pub fn start(&self, req: ReplyRequest) -> Result<ReplyHandle, EngineError> {

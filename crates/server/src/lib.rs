@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::serve::ListenerExt;
 use tavo_store::Store;
 use tavo_tools::Services;
 use tokio::net::TcpListener;
@@ -182,7 +183,16 @@ impl Server {
         // Routes resolved once, then shared by every connection: `serve(listener, router)`
         // would copy the whole route table for each connection.
         let router = self.router.with_state::<()>(()).into_make_service();
-        let serve = axum::serve(self.listener, router).with_graceful_shutdown(async move {
+        // Event streams are many small writes, each of which should leave at once: with
+        // Nagle's algorithm on, a small write waits while an earlier one is unacknowledged,
+        // and a delayed ACK can hold it for tens of milliseconds. hyper already writes each
+        // response or event in whole frames, so this costs nothing in packet count.
+        let listener = self.listener.tap_io(|stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
+            }
+        });
+        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
             signal.await;
             tracing::info!("shutting down: finishing requests in flight");
             stop.cancel();

@@ -175,7 +175,7 @@ impl Watcher {
             }
             recent.push_back(self.handle);
         }
-        if self.replies.live().is_empty() {
+        if !self.replies.engine.any_live() {
             self.replies.trimmer.schedule();
         }
     }

@@ -8,21 +8,25 @@
 //! It starts `tavo serve` on a fresh data directory and measures, in order:
 //! 1. start to first answered request (spawn → first `200` from `/api/health`);
 //! 2. idle RSS (VmRSS of the server after start-up, before any work);
-//! 3. N concurrent streaming replies (default 500): each POSTs a message and reads its SSE
-//!    stream to `finished`; every error is counted;
+//! 3. one warm-up reply alone (the first prompt of a process loads the tokenizer), then N
+//!    concurrent streaming replies (default 500): each POSTs a message and reads its SSE stream
+//!    to `finished`; every error is counted;
 //! 4. relay overhead: the mock writes its send time (ns) into each text delta just before it
 //!    hands the frame to its socket (its pacing sleeps come before the stamp, so they are not
 //!    measured); the client subtracts it from the arrival time of the `text_delta` carrying it.
-//!    The same client code reading the mock directly, at the same concurrency, gives the
-//!    baseline (the mock's and the client's own costs); overhead = tavo path − direct path, per
-//!    percentile;
+//!    The same client code then reads the mock directly, and through the null relay (`relay.rs`:
+//!    a separate process that passes the mock's bytes through unchanged), at the same
+//!    concurrency. Overhead = tavo path − direct path, per percentile; the null relay's own
+//!    overhead is what one more loopback hop costs on this machine, the floor for any relay, and
+//!    tavo path − null relay path is what tavo adds beyond it. `--timeline` adds the tavo path's
+//!    latency per 100 ms window;
 //! 5. reads per second of the latest 50-message page of a 100,000-message chat (imported);
 //! 6. the server's memory: RSS idle, after the import, at its peak while replies stream, when
 //!    they have ended and after `--settle-secs` of idleness, and its thread count.
 //!
-//! The mock runs on its own thread and runtime, the client on another; all three (mock,
-//! client, server) still share the machine's cores, which the figures include. Everything
-//! listens on 127.0.0.1 only.
+//! The mock runs on its own thread and runtime, the client on another (both single-threaded);
+//! all of them (mock, client, the relay under test) still share the machine's cores, which the
+//! figures include. Everything listens on 127.0.0.1 only.
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -36,6 +40,8 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+mod relay;
+
 struct Args {
     tavo: String,
     replies: usize,
@@ -45,6 +51,7 @@ struct Args {
     read_secs: u64,
     readers: usize,
     settle_secs: u64,
+    timeline: bool,
 }
 
 fn parse_args() -> Args {
@@ -57,9 +64,14 @@ fn parse_args() -> Args {
         read_secs: 5,
         readers: 16,
         settle_secs: 5,
+        timeline: false,
     };
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
+    if let Some(at) = argv.iter().position(|a| a == "--timeline") {
+        a.timeline = true;
+        argv.remove(at);
+    }
     while i + 1 < argv.len() {
         let v = argv[i + 1].clone();
         let n = v.parse::<usize>().unwrap_or(0);
@@ -179,7 +191,8 @@ async fn read_sse(
 #[derive(Default)]
 struct Stamps {
     pending: String,
-    latencies: Vec<u64>,
+    /// (arrival time, latency), both in ns.
+    latencies: Vec<(u64, u64)>,
 }
 
 impl Stamps {
@@ -189,7 +202,7 @@ impl Stamps {
         while let Some(end) = self.pending.find('|') {
             let stamp: String = self.pending.drain(..=end).collect();
             if let Ok(sent) = stamp.trim_end_matches('|').parse::<u64>() {
-                self.latencies.push(arrived.saturating_sub(sent));
+                self.latencies.push((arrived, arrived.saturating_sub(sent)));
             }
         }
     }
@@ -294,9 +307,21 @@ fn multipart(name: &str, bytes: &[u8]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = parse_args();
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("--null-relay") {
+        let mock = argv.get(2).ok_or("--null-relay needs the mock's address")?;
+        return relay::serve(mock.parse()?);
+    }
+    // The client runs on one thread, like the mock: the machine's cores are shared by the
+    // server under test, the mock and this client, and a leaner client disturbs it less.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(run(parse_args()))
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let interval = Duration::from_millis(args.interval_ms);
     let mock = start_mock(args.events, interval)?;
@@ -381,7 +406,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .as_i64()
         .ok_or_else(|| format!("import failed: {imported}"))?;
 
+    // Warm-up: one reply first. The first prompt a process builds loads the tokenizer
+    // (≈ 45 MB, ≈ 250 ms of CPU, once per process); measured alone here so that it does not
+    // land inside the burst below.
+    let r: Value = http
+        .post(format!("{base}/api/library/chat"))
+        .json(&json!({"name": "warm-up"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let warm_chat = r["id"].as_i64().ok_or("chat creation failed")?;
+    let t = Instant::now();
+    reply_through_tavo(&http, &base, warm_chat, &mut Stamps::default()).await?;
+    let warm_up = t.elapsed();
+    let warm_rss = rss_kb(pid);
+
     // 3 + 4. Concurrent streaming replies through tavo.
+    eprintln!("load: {} replies starting", args.replies);
     let stop_sampling = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sampler = sample_peaks(pid, stop_sampling.clone());
     let errors = Arc::new(AtomicU64::new(0));
@@ -394,44 +436,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let errors = errors.clone();
         tasks.push(tokio::spawn(async move {
             let mut stamps = Stamps::default();
-            let outcome: Result<(), String> = async {
-                let r = http
-                    .post(format!("{base}/api/chats/{chat}/messages"))
-                    .json(&json!({"content": "go"}))
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if r.status().as_u16() != 202 {
-                    return Err(format!("start: {}", r.status()));
-                }
-                let started: Value = r.json().await.map_err(|e| e.to_string())?;
-                let reply = started["replyId"].as_str().unwrap_or_default().to_owned();
-                let events = http
-                    .get(format!("{base}/api/replies/{reply}/events"))
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let mut status = String::new();
-                read_sse(events, |event, data| match event {
-                    "text_delta" => {
-                        let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                        stamps.feed(v["text"].as_str().unwrap_or_default());
-                        true
-                    }
-                    "finished" => {
-                        let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                        status = v["status"].as_str().unwrap_or_default().to_owned();
-                        false
-                    }
-                    _ => true,
-                })
-                .await?;
-                if status != "finished" {
-                    return Err(format!("reply ended {status:?}"));
-                }
-                Ok(())
-            }
-            .await;
+            let outcome = reply_through_tavo(&http, &base, chat, &mut stamps).await;
             if let Err(e) = outcome
                 && errors.fetch_add(1, Ordering::Relaxed) < 5
             {
@@ -445,6 +450,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         via_tavo.extend(t.await.unwrap_or_default());
     }
     let replies_time = t.elapsed();
+    let timeline = args.timeline.then(|| timeline(&via_tavo));
+    let mut via_tavo: Vec<u64> = via_tavo.into_iter().map(|(_, l)| l).collect();
     let server_cpu = cpu_secs(&pid.to_string()) - server_cpu0;
     let own_cpu = cpu_secs("self") - own_cpu0;
     stop_sampling.store(true, Ordering::Relaxed);
@@ -452,40 +459,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ended_rss = rss_kb(pid);
     via_tavo.sort_unstable();
 
-    // Baseline: the same client code reading the mock directly, same concurrency.
-    let mut tasks = Vec::new();
-    for _ in 0..args.replies {
-        let http = http.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut stamps = Stamps::default();
-            if let Ok(r) = http
-                .post(format!("http://{mock}/v1/chat/completions"))
-                .json(&json!({"model": "m", "stream": true, "messages": []}))
-                .send()
-                .await
-            {
-                let _ = read_sse(r, |_, data| {
-                    if data == "[DONE]" {
-                        return false;
-                    }
-                    let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                    stamps.feed(
-                        v["choices"][0]["delta"]["content"]
-                            .as_str()
-                            .unwrap_or_default(),
-                    );
-                    true
-                })
-                .await;
-            }
-            stamps.latencies
-        }));
-    }
-    let mut direct = Vec::new();
-    for t in tasks {
-        direct.extend(t.await.unwrap_or_default());
-    }
-    direct.sort_unstable();
+    // Baselines: the same client code reading the mock directly, then through the null relay
+    // (a pass-through process: what one more loopback hop costs), same concurrency.
+    eprintln!("load: replies done; reading the mock directly");
+    let direct = stream_mock_format(&http, &format!("http://{mock}"), args.replies).await;
+    eprintln!("load: reading the mock through the null relay");
+    let relay = NullRelay::start(mock)?;
+    let relayed = stream_mock_format(
+        &http,
+        &format!("http://127.0.0.1:{}", relay.port),
+        args.replies,
+    )
+    .await;
+    drop(relay);
     tokio::time::sleep(Duration::from_secs(args.settle_secs)).await;
     let settled_rss = rss_kb(pid);
     let settled_threads = proc_status(pid, "Threads");
@@ -527,8 +513,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reads = count.load(Ordering::Relaxed) as f64 / args.read_secs as f64;
 
     let pct = |v: &[u64]| [0.5, 0.95, 0.99].map(|p| percentile(v, p));
-    let (via, dir) = (pct(&via_tavo), pct(&direct));
+    let (via, dir, null) = (pct(&via_tavo), pct(&direct), pct(&relayed));
     let over = [0, 1, 2].map(|i| via[i] - dir[i]);
+    let hop = [0, 1, 2].map(|i| null[i] - dir[i]);
+    let beyond = [0, 1, 2].map(|i| via[i] - null[i]);
     println!(
         "## tavo serve load ({} replies × {} events every {} ms)",
         args.replies, args.events, args.interval_ms
@@ -539,6 +527,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "| start to first answered request | {:.1} ms |",
         first_answer.as_secs_f64() * 1000.0
+    );
+    println!(
+        "| first reply after start ({} events every {} ms; loads the tokenizer) | {:.2} s, RSS after it {:.1} MB |",
+        args.events,
+        args.interval_ms,
+        warm_up.as_secs_f64(),
+        mb(warm_rss)
     );
     println!(
         "| {} concurrent streaming replies | {:.2} s, {} errors |",
@@ -569,6 +564,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         direct.len()
     );
     println!(
+        "| provider → client through the null relay (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms ({} events) |",
+        null[0],
+        null[1],
+        null[2],
+        relayed.len()
+    );
+    println!(
+        "| null relay overhead: one more loopback hop (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms |",
+        hop[0], hop[1], hop[2]
+    );
+    println!(
+        "| tavo beyond the null relay (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms |",
+        beyond[0], beyond[1], beyond[2]
+    );
+    println!(
         "| RSS idle / after import / peak during replies / replies ended / after {} s idle | {:.1} / {:.1} / {:.1} / {:.1} / {:.1} MB |",
         args.settle_secs,
         mb(idle_rss),
@@ -593,6 +603,155 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         percentile(&read_lat, 0.99),
         read_errors.load(Ordering::Relaxed)
     );
+    if let Some(timeline) = timeline {
+        println!();
+        println!("{timeline}");
+    }
     drop(server);
     Ok(())
+}
+
+/// One reply through tavo: posts a message to `chat`, reads the reply's event stream to its
+/// end and feeds the stamps of its text deltas to `stamps`.
+async fn reply_through_tavo(
+    http: &reqwest::Client,
+    base: &str,
+    chat: i64,
+    stamps: &mut Stamps,
+) -> Result<(), String> {
+    let r = http
+        .post(format!("{base}/api/chats/{chat}/messages"))
+        .json(&json!({"content": "go"}))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.status().as_u16() != 202 {
+        return Err(format!("start: {}", r.status()));
+    }
+    let started: Value = r.json().await.map_err(|e| e.to_string())?;
+    let reply = started["replyId"].as_str().unwrap_or_default().to_owned();
+    let events = http
+        .get(format!("{base}/api/replies/{reply}/events"))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut status = String::new();
+    read_sse(events, |event, data| match event {
+        "text_delta" => {
+            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+            stamps.feed(v["text"].as_str().unwrap_or_default());
+            true
+        }
+        "finished" => {
+            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+            status = v["status"].as_str().unwrap_or_default().to_owned();
+            false
+        }
+        _ => true,
+    })
+    .await?;
+    if status != "finished" {
+        return Err(format!("reply ended {status:?}"));
+    }
+    Ok(())
+}
+
+/// `replies` concurrent streams in the mock's own format from `base` (the mock, or the null
+/// relay in front of it): the latencies of their stamps, sorted.
+async fn stream_mock_format(http: &reqwest::Client, base: &str, replies: usize) -> Vec<u64> {
+    let mut tasks = Vec::new();
+    for _ in 0..replies {
+        let http = http.clone();
+        let url = format!("{base}/v1/chat/completions");
+        tasks.push(tokio::spawn(async move {
+            let mut stamps = Stamps::default();
+            if let Ok(r) = http
+                .post(url)
+                .json(&json!({"model": "m", "stream": true, "messages": []}))
+                .send()
+                .await
+            {
+                let _ = read_sse(r, |_, data| {
+                    if data == "[DONE]" {
+                        return false;
+                    }
+                    let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                    stamps.feed(
+                        v["choices"][0]["delta"]["content"]
+                            .as_str()
+                            .unwrap_or_default(),
+                    );
+                    true
+                })
+                .await;
+            }
+            stamps.latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap_or_default().into_iter().map(|(_, l)| l));
+    }
+    latencies.sort_unstable();
+    latencies
+}
+
+/// The null relay, running as a child process of this one (see `relay.rs`).
+struct NullRelay {
+    child: Child,
+    port: u16,
+}
+
+impl NullRelay {
+    fn start(mock: SocketAddr) -> Result<NullRelay, Box<dyn std::error::Error>> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(["--null-relay", &mock.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)?;
+        }
+        let port = line.trim().parse().map_err(|_| {
+            let _ = child.kill();
+            format!("the null relay did not report its port: {line:?}")
+        })?;
+        Ok(NullRelay { child, port })
+    }
+}
+
+impl Drop for NullRelay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Latency by arrival time, in 100 ms windows from the first arrival: where the tail sits.
+fn timeline(samples: &[(u64, u64)]) -> String {
+    let Some(first) = samples.iter().map(|s| s.0).min() else {
+        return String::new();
+    };
+    let mut windows: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for &(arrived, latency) in samples {
+        windows
+            .entry((arrived - first) / 100_000_000)
+            .or_default()
+            .push(latency);
+    }
+    let mut out = String::from("| window (ms) | events | p50 / p99 / max (ms) |\n|---|---|---|\n");
+    for (w, mut v) in windows {
+        v.sort_unstable();
+        out.push_str(&format!(
+            "| {}–{} | {} | {:.3} / {:.3} / {:.3} |\n",
+            w * 100,
+            w * 100 + 100,
+            v.len(),
+            percentile(&v, 0.5),
+            percentile(&v, 0.99),
+            percentile(&v, 1.0)
+        ));
+    }
+    out
 }

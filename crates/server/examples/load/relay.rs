@@ -1,0 +1,65 @@
+//! The null relay: the least any relay between a provider and a browser must do, as a
+//! separate process beside `tavo serve`, so the load test can tell what tavo costs from what
+//! one more loopback hop costs on the same machine.
+//!
+//! It accepts the client's request, opens the same streaming request to the mock provider and
+//! passes the provider's bytes through unchanged: no decoding, no event log, no store, no
+//! re-encoding. It runs on tokio's default multi-threaded runtime and sets `TCP_NODELAY` on
+//! accepted connections, as `tavo serve` does. Whatever latency it adds over the direct path
+//! is the floor for any relay on this machine under this load.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+
+#[derive(Clone)]
+struct Relay {
+    http: reqwest::Client,
+    upstream: String,
+}
+
+/// Serves the null relay in front of the mock at `mock` until the process is killed; prints
+/// the port it listens on as its first line of output.
+pub fn serve(mock: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("{}", listener.local_addr()?.port());
+        let relay = Relay {
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(1024)
+                .build()?,
+            upstream: format!("http://{mock}/v1/chat/completions"),
+        };
+        let app = Router::new().fallback(forward).with_state(relay);
+        let listener = listener.tap_io(|stream| {
+            let _ = stream.set_nodelay(true);
+        });
+        axum::serve(listener, app).await?;
+        Ok(())
+    })
+}
+
+async fn forward(State(relay): State<Relay>, body: Bytes) -> Response {
+    let upstream = relay
+        .http
+        .post(&relay.upstream)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await;
+    match upstream {
+        Ok(r) => Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(r.bytes_stream()))
+            .unwrap_or_default(),
+        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    }
+}
