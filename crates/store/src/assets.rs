@@ -200,7 +200,7 @@ impl Tx<'_> {
             .unwrap_or_default()
             .to_owned();
         let at = now();
-        self.conn.execute(
+        self.execute(
             &format!(
                 "INSERT INTO {} (name, revision, created_at, updated_at, data) VALUES (?1, 1, ?2, ?2, ?3)",
                 kind.table()
@@ -233,7 +233,7 @@ impl Tx<'_> {
             }
             AssetKind::Chat => "NULL, NULL",
         };
-        let mut stmt = self.conn.prepare(&format!(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT id, name, revision, created_at, updated_at, {extra} FROM {} ORDER BY id",
             kind.table()
         ))?;
@@ -264,7 +264,7 @@ impl Tx<'_> {
             NameMatch::Suffix => "(length(?1) = 0 OR substr(name, -length(?1)) = ?1)",
             NameMatch::Contains => "instr(name, ?1) > 0",
         };
-        let mut stmt = self.conn.prepare(&format!(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT id FROM {} WHERE {condition} ORDER BY id",
             kind.table()
         ))?;
@@ -309,7 +309,7 @@ impl Tx<'_> {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        self.conn.execute(
+        self.execute(
             &format!("UPDATE {} SET name = ?1, data = ?2, revision = revision + 1, updated_at = ?3 WHERE id = ?4", kind.table()),
             params![name, Value::Object(data).to_string(), now(), id],
         )?;
@@ -348,7 +348,7 @@ impl Tx<'_> {
 
     /// Every asset of the type, by id.
     pub fn list<A: Asset>(&self) -> Result<Vec<A>> {
-        let mut stmt = self.conn.prepare(&format!(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT id, revision, data FROM {} ORDER BY id",
             A::KIND.table()
         ))?;

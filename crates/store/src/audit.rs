@@ -30,14 +30,14 @@ pub struct AuditEntry {
 impl Tx<'_> {
     /// Records an entry and drops the oldest beyond the capacity; returns the entry's id.
     pub fn audit_append(&self, action: &str, target: Option<&str>, details: &Value) -> Result<i64> {
-        self.conn.execute(
+        self.execute(
             "INSERT INTO audit_log (at, action, target, details) VALUES (?1, ?2, ?3, ?4)",
             params![now(), action, target, details.to_string()],
         )?;
         let id = self.conn.last_insert_rowid();
         // Ids only grow and entries are only removed oldest-first, so the live ids are
         // contiguous and this keeps exactly the newest AUDIT_CAPACITY.
-        self.conn.execute(
+        self.execute(
             "DELETE FROM audit_log WHERE id <= ?1",
             [id - AUDIT_CAPACITY],
         )?;
@@ -46,7 +46,7 @@ impl Tx<'_> {
 
     /// Up to `limit` entries older than `before` (all when `None`), newest first.
     pub fn audit_list(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditEntry>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![before.unwrap_or(i64::MAX), limit], |r| {
@@ -76,6 +76,6 @@ impl Tx<'_> {
 
     /// Removes every entry; returns how many there were.
     pub fn audit_clear(&self) -> Result<usize> {
-        Ok(self.conn.execute("DELETE FROM audit_log", [])?)
+        Ok(self.execute("DELETE FROM audit_log", [])?)
     }
 }

@@ -48,7 +48,7 @@ impl Tx<'_> {
         } = t;
         // Inserting through a SELECT of the owner makes a missing owner write nothing, which is
         // then reported as not found instead of a foreign-key failure.
-        let written = self.conn.execute(
+        let written = self.execute(
             &format!(
                 "INSERT INTO {table} ({column}, mime_type, bytes) SELECT id, ?2, ?3 FROM {owners} WHERE id = ?1
                  ON CONFLICT({column}) DO UPDATE SET mime_type = excluded.mime_type, bytes = excluded.bytes"
@@ -92,7 +92,7 @@ impl Tx<'_> {
 
     /// Removes a character's avatar; returns whether there was one.
     pub fn character_avatar_delete(&self, id: CharacterId) -> Result<bool> {
-        Ok(self.conn.execute(
+        Ok(self.execute(
             "DELETE FROM character_avatars WHERE character_id = ?1",
             [id.0],
         )? > 0)

@@ -40,7 +40,7 @@ impl Tx<'_> {
 
     /// Writes one state slot of a chat (deleted with the chat).
     pub fn chat_state_set(&self, chat: ChatId, key: &str, value: &Value) -> Result<()> {
-        let updated = self.conn.execute(
+        let updated = self.execute(
             "INSERT INTO chat_state (chat_id, key, value) SELECT id, ?2, ?3 FROM chats WHERE id = ?1
              ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
             params![chat.0, key, value.to_string()],
@@ -53,7 +53,7 @@ impl Tx<'_> {
 
     /// Removes one state slot; returns whether it existed.
     pub fn chat_state_delete(&self, chat: ChatId, key: &str) -> Result<bool> {
-        Ok(self.conn.execute(
+        Ok(self.execute(
             "DELETE FROM chat_state WHERE chat_id = ?1 AND key = ?2",
             params![chat.0, key],
         )? > 0)
@@ -61,7 +61,7 @@ impl Tx<'_> {
 
     /// The chat's long-term memory; a chat that never had one gets a disabled, empty record.
     pub fn memory_get(&self, chat: ChatId) -> Result<Memory> {
-        self.conn.execute(
+        self.execute(
             "INSERT INTO memories (chat_id, updated_at) SELECT id, ?2 FROM chats WHERE id = ?1
              ON CONFLICT(chat_id) DO NOTHING",
             params![chat.0, now()],
@@ -127,7 +127,7 @@ impl Tx<'_> {
     fn memory_write(&self, chat: ChatId, memory: &Memory) -> Result<()> {
         let memories =
             serde_json::to_string(&memory.memories).map_err(|e| StoreError::json("memories", e))?;
-        self.conn.execute(
+        self.execute(
             "UPDATE memories SET enabled = ?1, memories = ?2, revision = revision + 1, updated_at = ?3
              WHERE chat_id = ?4",
             params![memory.enabled, memories, now(), chat.0],
@@ -155,30 +155,30 @@ impl Store {
             chat.name = name.to_owned();
             let new_id = tx.create(&chat)?;
             let at = now();
-            tx.conn.execute(
+            tx.execute(
                 "INSERT INTO messages (chat_id, position, role, character_id, hidden, revision, created_at, updated_at, data)
                  SELECT ?2, position, role, character_id, hidden, 1, ?3, ?3, data FROM messages WHERE chat_id = ?1
                  ORDER BY position",
                 params![id.0, new_id.0, at],
             )?;
-            tx.conn.execute(
+            tx.execute(
                 "INSERT INTO message_variables (message_id, name, value)
                  SELECT n.id, v.name, v.value FROM message_variables v
                  JOIN messages o ON o.id = v.message_id AND o.chat_id = ?1
                  JOIN messages n ON n.chat_id = ?2 AND n.position = o.position",
                 params![id.0, new_id.0],
             )?;
-            tx.conn.execute(
+            tx.execute(
                 "INSERT INTO chat_variables (chat_id, name, value)
                  SELECT ?2, name, value FROM chat_variables WHERE chat_id = ?1",
                 params![id.0, new_id.0],
             )?;
-            tx.conn.execute(
+            tx.execute(
                 "INSERT INTO chat_state (chat_id, key, value)
                  SELECT ?2, key, value FROM chat_state WHERE chat_id = ?1",
                 params![id.0, new_id.0],
             )?;
-            tx.conn.execute(
+            tx.execute(
                 "INSERT INTO memories (chat_id, enabled, memories, updated_at)
                  SELECT ?2, enabled, memories, ?3 FROM memories WHERE chat_id = ?1",
                 params![id.0, new_id.0, at],

@@ -94,7 +94,7 @@ impl Tx<'_> {
         lorebook: Option<LorebookId>,
         regex: Option<RegexId>,
     ) -> Result<()> {
-        self.conn.execute(
+        self.execute(
             "INSERT INTO character_links (character_id, lorebook_id, regex_id) VALUES (?1, ?2, ?3)
              ON CONFLICT(character_id) DO UPDATE SET lorebook_id = excluded.lorebook_id, regex_id = excluded.regex_id",
             params![id.0, lorebook.map(|l| l.0), regex.map(|r| r.0)],
@@ -129,7 +129,7 @@ impl Tx<'_> {
         let preset_id = self.create(preset)?;
         let regex_id = regex.map(|group| self.create(group)).transpose()?;
         if regex_id.is_some() {
-            self.conn.execute(
+            self.execute(
                 "INSERT INTO preset_links (preset_id, regex_id) VALUES (?1, ?2)
                  ON CONFLICT(preset_id) DO UPDATE SET regex_id = excluded.regex_id",
                 params![preset_id.0, regex_id.map(|r| r.0)],

@@ -79,7 +79,7 @@ impl Tx<'_> {
     /// Number of messages in the chat, hidden ones included (seed `tavo.message.count`).
     pub fn message_count(&self, chat: ChatId) -> Result<u64> {
         // MAX(position)+1 is answered from the index; COUNT(*) would walk the chat's rows.
-        let last: Option<i64> = self.conn.query_row(
+        let last: Option<i64> = self.query_row(
             "SELECT MAX(position) FROM messages WHERE chat_id = ?1",
             [chat.0],
             |r| r.get(0),
@@ -128,16 +128,16 @@ impl Tx<'_> {
             return self.message_append(chat, message);
         }
         let floor = floor as i64;
-        self.conn.execute(
+        self.execute(
             "UPDATE messages SET position = -position - 1 WHERE chat_id = ?1 AND position >= ?2",
             params![chat.0, floor],
         )?;
-        self.conn.execute(
+        self.execute(
             "UPDATE messages SET position = -position WHERE chat_id = ?1 AND position < 0",
             [chat.0],
         )?;
         let at = now();
-        self.conn.execute(
+        self.execute(
             "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
             params![
@@ -232,7 +232,7 @@ impl Tx<'_> {
             sql.push_str(&format!(" AND character_id IN ({})", slots.join(", ")));
         }
         sql.push_str(" ORDER BY position");
-        let mut stmt = self.conn.prepare(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args), read_row)?;
         rows.map(|r| to_message(r?)).collect()
     }
@@ -262,7 +262,7 @@ impl Tx<'_> {
                 actual: current as i64,
             });
         }
-        self.conn.execute(
+        self.execute(
             "UPDATE messages SET role = ?1, character_id = ?2, hidden = ?3, data = ?4,
                  revision = revision + 1, updated_at = ?5 WHERE id = ?6",
             params![
@@ -302,11 +302,11 @@ impl Tx<'_> {
         };
         self.conn
             .execute("DELETE FROM messages WHERE id = ?1", [id.0])?;
-        self.conn.execute(
+        self.execute(
             "UPDATE messages SET position = -position - 1 WHERE chat_id = ?1 AND position > ?2",
             params![chat, position],
         )?;
-        self.conn.execute(
+        self.execute(
             "UPDATE messages SET position = -position - 2 WHERE chat_id = ?1 AND position < 0",
             [chat],
         )?;

@@ -28,7 +28,7 @@ impl Tx<'_> {
                 "setting key must not be empty".into(),
             ));
         }
-        self.conn.execute(
+        self.execute(
             "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             params![key, value.to_string(), now()],
@@ -46,7 +46,7 @@ impl Tx<'_> {
 
     /// Every setting whose key starts with `prefix` (all of them for `""`), sorted by key.
     pub fn setting_list(&self, prefix: &str) -> Result<Vec<(String, Value)>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT key, value FROM settings WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
         )?;
         let rows = stmt.query_map([prefix], |r| {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Params, Row};
 
 use crate::error::{Result, StoreError};
 use crate::files::FileStore;
@@ -12,6 +12,9 @@ use crate::migrations::migrations;
 
 /// File name of the SQLite database inside the data directory.
 pub const DATABASE_FILE: &str = "tavo.db";
+
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 256;
 
 /// How long a writer waits for another process (a CLI next to the server) to release the lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -84,19 +87,19 @@ impl Store {
     /// Runs `f` in one write transaction (`BEGIN IMMEDIATE`): it commits if `f` returns `Ok`,
     /// and rolls back — leaving the library exactly as it was — if `f` returns an error.
     pub fn write<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&Tx { conn: &tx })?;
-        tx.commit()?;
+        let conn = self.lock();
+        let open = Open::begin(&conn, "BEGIN IMMEDIATE")?;
+        let value = f(&Tx { conn: &conn })?;
+        open.commit()?;
         Ok(value)
     }
 
     /// Runs `f` in one read transaction, so that several reads see one consistent snapshot.
     pub fn read<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
-        let value = f(&Tx { conn: &tx })?;
-        tx.commit()?;
+        let conn = self.lock();
+        let open = Open::begin(&conn, "BEGIN DEFERRED")?;
+        let value = f(&Tx { conn: &conn })?;
+        open.commit()?;
         Ok(value)
     }
 
@@ -110,6 +113,45 @@ impl Store {
     }
 }
 
+/// An open transaction that rolls back unless committed: on an error, and during unwinding.
+///
+/// Why not rusqlite's `Transaction`: it runs `BEGIN` and `COMMIT` through `execute_batch`,
+/// which parses the SQL again every time; here they are prepared once and cached like every
+/// other statement, which matters when hundreds of replies each commit several times a second.
+struct Open<'c> {
+    conn: &'c Connection,
+    committed: bool,
+}
+
+impl<'c> Open<'c> {
+    fn begin(conn: &'c Connection, begin: &str) -> Result<Self> {
+        conn.prepare_cached(begin)?.execute([])?;
+        Ok(Open {
+            conn,
+            committed: false,
+        })
+    }
+
+    fn commit(mut self) -> Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        // A failed ROLLBACK (the transaction already ended, e.g. a failed COMMIT rolled it back
+        // itself) leaves nothing to undo; the connection stays usable either way.
+        if !self.committed && !self.conn.is_autocommit() {
+            let _ = self
+                .conn
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut s| s.execute([]));
+        }
+    }
+}
+
 /// A transaction in progress. Every repository operation is a method on `Tx`; the same
 /// operations on [`Store`] are shorthands that run one of them in its own transaction.
 pub struct Tx<'c> {
@@ -118,6 +160,9 @@ pub struct Tx<'c> {
 
 fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Every statement goes through the cache (see `Tx::execute`); the library runs about a
+    // hundred distinct ones, a few of them in variants (filters with a list of ids).
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     // `journal_mode` returns a row, so it is read with query_row rather than executed.
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -140,6 +185,21 @@ pub(crate) fn now() -> String {
 }
 
 impl Tx<'_> {
+    /// Runs one statement, prepared once per connection: SQLite parses and plans a statement
+    /// each time it is prepared, which cost more than running most of ours.
+    pub(crate) fn execute<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
+        self.conn.prepare_cached(sql)?.execute(params)
+    }
+
+    /// Reads one row with a statement prepared once per connection (see [`Tx::execute`]).
+    pub(crate) fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
+    where
+        P: Params,
+        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+    {
+        self.conn.prepare_cached(sql)?.query_row(params, f)
+    }
+
     /// The schema version (`PRAGMA user_version`): how many migrations have run.
     pub fn user_version(&self) -> Result<i64> {
         Ok(self
@@ -208,5 +268,46 @@ mod tests {
         });
         assert!(result.is_err());
         assert_eq!(store.setting_get("a").unwrap(), None);
+    }
+
+    #[test]
+    fn a_panic_inside_a_write_rolls_back_and_the_store_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let s = store.clone();
+        let panicked = std::thread::spawn(move || {
+            s.write(|tx| {
+                tx.setting_set("half", &serde_json::json!(1))?;
+                panic!("a bug half-way through a write");
+                #[allow(unreachable_code)]
+                Ok(())
+            })
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert_eq!(store.setting_get("half").unwrap(), None);
+        store.setting_set("after", &serde_json::json!(2)).unwrap();
+        assert_eq!(
+            store.setting_get("after").unwrap(),
+            Some(serde_json::json!(2))
+        );
+    }
+
+    #[test]
+    fn reads_and_writes_reuse_their_prepared_statements() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for i in 0..3 {
+            store.setting_set("k", &serde_json::json!(i)).unwrap();
+            assert_eq!(store.setting_get("k").unwrap(), Some(serde_json::json!(i)));
+        }
+        // A nested BEGIN would fail: each transaction above was closed, cached statements and all.
+        store
+            .write(|tx| tx.setting_set("k", &serde_json::json!("last")))
+            .unwrap();
+        assert_eq!(
+            store.setting_get("k").unwrap(),
+            Some(serde_json::json!("last"))
+        );
     }
 }

@@ -64,7 +64,7 @@ impl Tx<'_> {
         let (table, owner_col, owner) = scope.table();
         match (value, owner_col.is_empty()) {
             (Some(value), true) => {
-                self.conn.execute(
+                self.execute(
                     &format!(
                         "INSERT INTO {table} (name, value) VALUES (?1, ?2)
                          ON CONFLICT(name) DO UPDATE SET value = excluded.value"
@@ -73,7 +73,7 @@ impl Tx<'_> {
                 )?;
             }
             (Some(value), false) => {
-                self.conn.execute(
+                self.execute(
                     &format!(
                         "INSERT INTO {table} ({owner_col}, name, value) VALUES (?1, ?2, ?3)
                          ON CONFLICT({owner_col}, name) DO UPDATE SET value = excluded.value"
@@ -86,7 +86,7 @@ impl Tx<'_> {
                     .execute(&format!("DELETE FROM {table} WHERE name = ?1"), [name])?;
             }
             (None, false) => {
-                self.conn.execute(
+                self.execute(
                     &format!("DELETE FROM {table} WHERE {owner_col} = ?1 AND name = ?2"),
                     params![owner, name],
                 )?;
@@ -173,7 +173,7 @@ impl Tx<'_> {
         } else {
             format!("SELECT name, value FROM {table} WHERE {owner_col} = ?1 ORDER BY name")
         };
-        let mut stmt = self.conn.prepare(&sql)?;
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map([owner], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
         })?;
@@ -193,9 +193,9 @@ impl Tx<'_> {
         self.var_owner_exists(scope)?;
         let (table, owner_col, owner) = scope.table();
         if owner_col.is_empty() {
-            self.conn.execute(&format!("DELETE FROM {table}"), [])?;
+            self.execute(&format!("DELETE FROM {table}"), [])?;
         } else {
-            self.conn.execute(
+            self.execute(
                 &format!("DELETE FROM {table} WHERE {owner_col} = ?1"),
                 [owner],
             )?;
