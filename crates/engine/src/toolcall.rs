@@ -289,7 +289,7 @@ impl CallRunner {
             return Ok(self.fail(e));
         }
         let chat = Some(self.chat);
-        let policy = ApprovalPolicy::load(&self.store).unwrap_or_default();
+        let policy = self.approval_policy().await;
         match policy.decide(chat, &call.name, safety) {
             Decision::Run => {}
             Decision::Refuse => return Ok(self.fail(refused(&call.name))),
@@ -311,12 +311,12 @@ impl CallRunner {
                 match response? {
                     Response::Approve { remember } => {
                         if remember {
-                            self.remember(&call.name, Approval::Allow);
+                            self.remember(&call.name, Approval::Allow).await;
                         }
                     }
                     Response::Deny { remember } => {
                         if remember {
-                            self.remember(&call.name, Approval::Deny);
+                            self.remember(&call.name, Approval::Deny).await;
                         }
                         return Ok(self.fail(declined(&call.name)));
                     }
@@ -405,10 +405,34 @@ impl CallRunner {
             .and_then(|r| r))
     }
 
-    fn remember(&self, tool: &str, approval: Approval) {
-        let mut policy = ApprovalPolicy::load(&self.store).unwrap_or_default();
-        policy.remember(Some(self.chat), tool, approval);
-        if let Err(e) = policy.save(&self.store) {
+    /// The user's approval policy, read off the executor: the store's one connection may be
+    /// busy with a long write (an import), and a worker waiting for it would stall every event
+    /// stream it relays. A policy that cannot be read is the default one (confirm writes).
+    async fn approval_policy(&self) -> ApprovalPolicy {
+        let store = self.store.clone();
+        let loaded = tokio::task::spawn_blocking(move || ApprovalPolicy::load(&store))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()));
+        loaded.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot read the approval policy; using the default");
+            ApprovalPolicy::default()
+        })
+    }
+
+    /// Remembers the user's choice for `tool` in this chat, off the executor (see
+    /// [`CallRunner::approval_policy`]).
+    async fn remember(&self, tool: &str, approval: Approval) {
+        let (store, chat, tool) = (self.store.clone(), self.chat, tool.to_owned());
+        let saved = tokio::task::spawn_blocking(move || {
+            let mut policy = ApprovalPolicy::load(&store).unwrap_or_default();
+            policy.remember(Some(chat), &tool, approval);
+            policy.save(&store)
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
+        if let Err(e) = saved {
             tracing::warn!(error = %e, "cannot remember the approval choice");
         }
     }
