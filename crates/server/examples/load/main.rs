@@ -28,19 +28,22 @@
 //! all of them (mock, client, the relay under test) still share the machine's cores, which the
 //! figures include. Everything listens on 127.0.0.1 only.
 
-use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::Body;
-use axum::response::Response;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+mod measure;
+mod mock;
 mod relay;
+
+use measure::{
+    Stamps, cpu_secs, mb, percentile, proc_status, read_sse, rss_kb, sample_peaks, timeline,
+};
+use mock::start_mock;
+use relay::NullRelay;
 
 struct Args {
     tavo: String,
@@ -89,181 +92,6 @@ fn parse_args() -> Args {
         i += 2;
     }
     a
-}
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// The mock provider: every chat completion streams `events` deltas, each carrying its send
-/// time in nanoseconds followed by `|`.
-/// Runs on its own thread and single-threaded runtime, so the load client's work does not
-/// delay its frames (both still share the machine's cores).
-fn start_mock(events: usize, interval: Duration) -> std::io::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    std::thread::spawn(move || {
-        runtime.block_on(async move {
-            match tokio::net::TcpListener::from_std(listener) {
-                Ok(listener) => serve_mock(listener, events, interval).await,
-                Err(e) => eprintln!("mock cannot listen: {e}"),
-            }
-        });
-    });
-    Ok(addr)
-}
-
-async fn serve_mock(listener: tokio::net::TcpListener, events: usize, interval: Duration) {
-    let app = Router::new().fallback(move || async move {
-        let stream = futures_util::stream::unfold(0usize, move |i| async move {
-            if i > events + 1 {
-                return None;
-            }
-            if i > 0 && i <= events {
-                tokio::time::sleep(interval).await;
-            }
-            let line = if i == 0 {
-                json!({"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}).to_string()
-            } else if i <= events {
-                let text = format!("{}|", now_ns());
-                json!({"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":text}}]}).to_string()
-            } else {
-                json!({"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string()
-            };
-            let mut frame = format!("data: {line}\n\n");
-            if i == events + 1 {
-                frame.push_str("data: [DONE]\n\n");
-            }
-            Some((Ok::<_, std::io::Error>(bytes::Bytes::from(frame)), i + 1))
-        });
-        Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(Body::from_stream(stream))
-            .unwrap_or_default()
-    });
-    if let Err(e) = axum::serve(listener, app).await {
-        eprintln!("mock stopped: {e}");
-    }
-}
-
-/// Reads an SSE response; calls `on_event(event, data)` per event until it returns false.
-async fn read_sse(
-    resp: reqwest::Response,
-    mut on_event: impl FnMut(&str, &str) -> bool,
-) -> Result<(), String> {
-    let mut stream = resp.bytes_stream();
-    let mut buf = String::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| e.to_string())?;
-        buf.push_str(&String::from_utf8_lossy(&chunk));
-        while let Some(end) = buf.find("\n\n") {
-            let block: String = buf.drain(..end + 2).collect();
-            let mut event = "message";
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
-                    event = if v.trim() == "text_delta" {
-                        "text_delta"
-                    } else if v.trim() == "finished" {
-                        "finished"
-                    } else {
-                        "other"
-                    };
-                } else if let Some(v) = line.strip_prefix("data:") {
-                    data.push_str(v.trim_start());
-                }
-            }
-            if !on_event(event, &data) {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Latencies (ns) of the timestamps carried by a stream of text pieces.
-#[derive(Default)]
-struct Stamps {
-    pending: String,
-    /// (arrival time, latency), both in ns.
-    latencies: Vec<(u64, u64)>,
-}
-
-impl Stamps {
-    fn feed(&mut self, text: &str) {
-        let arrived = now_ns();
-        self.pending.push_str(text);
-        while let Some(end) = self.pending.find('|') {
-            let stamp: String = self.pending.drain(..=end).collect();
-            if let Ok(sent) = stamp.trim_end_matches('|').parse::<u64>() {
-                self.latencies.push((arrived, arrived.saturating_sub(sent)));
-            }
-        }
-    }
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)] as f64 / 1e6
-}
-
-/// A numeric field of `/proc/<pid>/status` (`VmRSS` in kB, `Threads`).
-fn proc_status(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
-}
-
-/// CPU seconds (user + system) a process has used, from `/proc/<pid>/stat`.
-fn cpu_secs(pid: &str) -> f64 {
-    let ticks = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            // Fields after the command name, which may contain spaces: state is field 3, utime 14.
-            let rest = s.rsplit_once(") ")?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
-        })
-        .unwrap_or(0);
-    ticks as f64 / 100.0
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    proc_status(pid, "VmRSS")
-}
-
-fn mb(kb: u64) -> f64 {
-    kb as f64 / 1024.0
-}
-
-/// Samples the server's RSS and thread count every 20 ms until `stop`; returns the peaks.
-fn sample_peaks(
-    pid: u32,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<(u64, u64)> {
-    std::thread::spawn(move || {
-        let (mut rss, mut threads) = (0, 0);
-        while !stop.load(Ordering::Relaxed) {
-            rss = rss.max(rss_kb(pid));
-            threads = threads.max(proc_status(pid, "Threads"));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        (rss, threads)
-    })
 }
 
 fn free_port() -> u16 {
@@ -465,12 +293,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let direct = stream_mock_format(&http, &format!("http://{mock}"), args.replies).await;
     eprintln!("load: reading the mock through the null relay");
     let relay = NullRelay::start(mock)?;
+    let relay_pid = relay.pid().to_string();
+    let relay_cpu0 = cpu_secs(&relay_pid);
     let relayed = stream_mock_format(
         &http,
         &format!("http://127.0.0.1:{}", relay.port),
         args.replies,
     )
     .await;
+    let relay_cpu = cpu_secs(&relay_pid) - relay_cpu0;
     drop(relay);
     tokio::time::sleep(Duration::from_secs(args.settle_secs)).await;
     let settled_rss = rss_kb(pid);
@@ -564,7 +395,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         direct.len()
     );
     println!(
-        "| provider → client through the null relay (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms ({} events) |",
+        "| provider → client through the null relay (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms ({} events; relay CPU {relay_cpu:.2} s) |",
         null[0],
         null[1],
         null[2],
@@ -694,64 +525,4 @@ async fn stream_mock_format(http: &reqwest::Client, base: &str, replies: usize) 
     }
     latencies.sort_unstable();
     latencies
-}
-
-/// The null relay, running as a child process of this one (see `relay.rs`).
-struct NullRelay {
-    child: Child,
-    port: u16,
-}
-
-impl NullRelay {
-    fn start(mock: SocketAddr) -> Result<NullRelay, Box<dyn std::error::Error>> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["--null-relay", &mock.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let mut line = String::new();
-        if let Some(out) = child.stdout.take() {
-            std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)?;
-        }
-        let port = line.trim().parse().map_err(|_| {
-            let _ = child.kill();
-            format!("the null relay did not report its port: {line:?}")
-        })?;
-        Ok(NullRelay { child, port })
-    }
-}
-
-impl Drop for NullRelay {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Latency by arrival time, in 100 ms windows from the first arrival: where the tail sits.
-fn timeline(samples: &[(u64, u64)]) -> String {
-    let Some(first) = samples.iter().map(|s| s.0).min() else {
-        return String::new();
-    };
-    let mut windows: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    for &(arrived, latency) in samples {
-        windows
-            .entry((arrived - first) / 100_000_000)
-            .or_default()
-            .push(latency);
-    }
-    let mut out = String::from("| window (ms) | events | p50 / p99 / max (ms) |\n|---|---|---|\n");
-    for (w, mut v) in windows {
-        v.sort_unstable();
-        out.push_str(&format!(
-            "| {}–{} | {} | {:.3} / {:.3} / {:.3} |\n",
-            w * 100,
-            w * 100 + 100,
-            v.len(),
-            percentile(&v, 0.5),
-            percentile(&v, 0.99),
-            percentile(&v, 1.0)
-        ));
-    }
-    out
 }

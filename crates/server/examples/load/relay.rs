@@ -9,6 +9,7 @@
 //! is the floor for any relay on this machine under this load.
 
 use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -61,5 +62,43 @@ async fn forward(State(relay): State<Relay>, body: Bytes) -> Response {
             .body(Body::from_stream(r.bytes_stream()))
             .unwrap_or_default(),
         Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+    }
+}
+
+/// The null relay, running as a child process of the load test.
+pub struct NullRelay {
+    child: Child,
+    pub port: u16,
+}
+
+impl NullRelay {
+    /// Starts `load --null-relay MOCK` and reads the port it prints.
+    pub fn start(mock: SocketAddr) -> Result<NullRelay, Box<dyn std::error::Error>> {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(["--null-relay", &mock.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)?;
+        }
+        let port = line.trim().parse().map_err(|_| {
+            let _ = child.kill();
+            format!("the null relay did not report its port: {line:?}")
+        })?;
+        Ok(NullRelay { child, port })
+    }
+
+    /// The relay's process id (its CPU time is read from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for NullRelay {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
