@@ -212,18 +212,16 @@ fn prompt_json_shows_the_messages_that_would_be_sent_and_changes_nothing() {
             "Hi there",
         ],
     ));
-    let out = ok(tavo(
-        &data,
-        &[
-            "prompt",
-            "--chat",
-            &chat,
-            "--json",
-            "--explain",
-            "--seed",
-            "1",
-        ],
-    ));
+    let prompt = [
+        "prompt",
+        "--chat",
+        &chat,
+        "--json",
+        "--explain",
+        "--seed",
+        "1",
+    ];
+    let out = ok(tavo(&data, &prompt));
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let messages = v["messages"].as_array().cloned().unwrap_or_default();
     assert!(
@@ -245,18 +243,7 @@ fn prompt_json_shows_the_messages_that_would_be_sent_and_changes_nothing() {
         assert!(v.get(key).is_some(), "missing {key}: {out}");
     }
     // Twice the same seed, the same prompt.
-    let again = ok(tavo(
-        &data,
-        &[
-            "prompt",
-            "--chat",
-            &chat,
-            "--json",
-            "--explain",
-            "--seed",
-            "1",
-        ],
-    ));
+    let again = ok(tavo(&data, &prompt));
     assert_eq!(out, again);
     assert!(
         mock.requests().is_empty(),

@@ -164,27 +164,30 @@ impl Persister {
                 q.pending.drain().map(|(_, v)| v).collect()
             };
             batch.sort_by_key(|b| b.order);
-            let writes: Vec<Write> = batch.iter().map(|b| b.write.clone()).collect();
+            // The writes move to the blocking pool whole (a message's text is not copied);
+            // their acks stay here, in the same order.
+            let (writes, acks): (Vec<Write>, Vec<Vec<Ack>>) =
+                batch.into_iter().map(|b| (b.write, b.acks)).unzip();
             let store = self.store.clone();
             let outcome = tokio::task::spawn_blocking(move || write_batch(&store, &writes))
                 .await
                 .unwrap_or_else(|e| Err(format!("the reply writer failed: {e}")));
             match outcome {
                 Ok(results) => {
-                    for (queued, result) in batch.into_iter().zip(results) {
+                    for (acks, result) in acks.into_iter().zip(results) {
                         if let Err(e) = &result
-                            && queued.acks.is_empty()
+                            && acks.is_empty()
                         {
                             tracing::warn!(error = %e, "cannot checkpoint a reply");
                         }
-                        for ack in queued.acks {
+                        for ack in acks {
                             let _ = ack.send(result.clone());
                         }
                     }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot write the replies' checkpoints");
-                    for ack in batch.into_iter().flat_map(|q| q.acks) {
+                    for ack in acks.into_iter().flatten() {
                         let _ = ack.send(Err(e.clone()));
                     }
                 }

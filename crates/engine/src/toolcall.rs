@@ -405,33 +405,40 @@ impl CallRunner {
             .and_then(|r| r))
     }
 
-    /// The user's approval policy, read off the executor: the store's one connection may be
-    /// busy with a long write (an import), and a worker waiting for it would stall every event
-    /// stream it relays. A policy that cannot be read is the default one (confirm writes).
-    async fn approval_policy(&self) -> ApprovalPolicy {
+    /// Runs store work on the blocking pool: the store's one connection may be busy with a long
+    /// write (an import), and a worker waiting for it would stall every event stream it relays.
+    async fn off_executor<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, tavo_store::StoreError> + Send + 'static,
+    ) -> Result<T, String> {
         let store = self.store.clone();
-        let loaded = tokio::task::spawn_blocking(move || ApprovalPolicy::load(&store))
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()));
-        loaded.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "cannot read the approval policy; using the default");
-            ApprovalPolicy::default()
-        })
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
-    /// Remembers the user's choice for `tool` in this chat, off the executor (see
-    /// [`CallRunner::approval_policy`]).
+    /// The user's approval policy (read off the executor). A policy that cannot be read is the
+    /// default one (confirm writes).
+    async fn approval_policy(&self) -> ApprovalPolicy {
+        self.off_executor(ApprovalPolicy::load)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot read the approval policy; using the default");
+                ApprovalPolicy::default()
+            })
+    }
+
+    /// Remembers the user's choice for `tool` in this chat (off the executor).
     async fn remember(&self, tool: &str, approval: Approval) {
-        let (store, chat, tool) = (self.store.clone(), self.chat, tool.to_owned());
-        let saved = tokio::task::spawn_blocking(move || {
-            let mut policy = ApprovalPolicy::load(&store).unwrap_or_default();
-            policy.remember(Some(chat), &tool, approval);
-            policy.save(&store)
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()));
+        let (chat, tool) = (self.chat, tool.to_owned());
+        let saved = self
+            .off_executor(move |store| {
+                let mut policy = ApprovalPolicy::load(store).unwrap_or_default();
+                policy.remember(Some(chat), &tool, approval);
+                policy.save(store)
+            })
+            .await;
         if let Err(e) = saved {
             tracing::warn!(error = %e, "cannot remember the approval choice");
         }

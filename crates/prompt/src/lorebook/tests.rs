@@ -610,18 +610,20 @@ fn character_filter_and_triggers_of_st_entries() {
         json!({"triggers": ["continue"]}),
     );
     let books = [book(vec![only_sera, not_sera, tagged, on_continue])];
-    let scope = EntryScope {
-        character: Some("Sera"),
-        trigger: "normal",
+    let run_as = |character, trigger| {
+        run_scoped(
+            &books,
+            &["dragon"],
+            10,
+            &mut TimedEffects::default(),
+            LorebookOptions::default(),
+            EntryScope {
+                character: Some(character),
+                trigger,
+            },
+        )
     };
-    let r = run_scoped(
-        &books,
-        &["dragon"],
-        10,
-        &mut TimedEffects::default(),
-        LorebookOptions::default(),
-        scope,
-    );
+    let r = run_as("Sera", "normal");
     assert_eq!(r.activated, ["sera", "tagged"]);
     assert_eq!(
         r.skipped,
@@ -630,18 +632,7 @@ fn character_filter_and_triggers_of_st_entries() {
             ("cont".to_owned(), Gate::Trigger)
         ]
     );
-    let scope = EntryScope {
-        character: Some("Alex"),
-        trigger: "continue",
-    };
-    let r = run_scoped(
-        &books,
-        &["dragon"],
-        10,
-        &mut TimedEffects::default(),
-        LorebookOptions::default(),
-        scope,
-    );
+    let r = run_as("Alex", "continue");
     assert_eq!(r.activated, ["notsera", "tagged", "cont"]);
 }
 
