@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use tavo_llm::connection::SETTINGS_KEY;
 use tavo_llm::{Client, ConnectionBook, Endpoint};
-use tavo_model::{ChatId, Message, Role};
+use tavo_model::{ChatId, Message, MessageId, Role};
 use tavo_prompt::PromptEngine;
 use tavo_store::Store;
 use tavo_tools::web::{WebAdapter, load_fetch_policy, load_search_settings};
@@ -235,7 +235,7 @@ impl Engine {
         let limits = req
             .limits
             .unwrap_or_else(|| Limits::from_settings(&settings));
-        let target = self.prepare_target(&req, &chat)?;
+        let (target, user_message) = self.prepare_target(&req, &chat)?;
         let id = format!("rpl_{}", uuid::Uuid::new_v4().simple());
         let started = now();
         let record = ReplyRecord {
@@ -252,6 +252,7 @@ impl Engine {
         let handle = ReplyHandle {
             id: Arc::from(id.as_str()),
             chat: req.chat,
+            user_message: user_message.map(|m| m.0),
             control: control.clone(),
         };
         inner.live().insert(req.chat, handle.clone());
@@ -273,12 +274,13 @@ impl Engine {
     }
 
     /// Writes what must exist before the prompt is built (the user's message; a regenerate
-    /// removes the answer it replaces) and decides which message the reply writes.
+    /// removes the answer it replaces) and decides which message the reply writes. Returns the
+    /// id of the user's message when it stored one.
     fn prepare_target(
         &self,
         req: &ReplyRequest,
         _chat: &tavo_model::Chat,
-    ) -> Result<Target, EngineError> {
+    ) -> Result<(Target, Option<MessageId>), EngineError> {
         let store = &self.inner.store;
         let chat = ChatId(req.chat);
         let last = store.messages_last(chat, 1)?.pop();
@@ -291,31 +293,31 @@ impl Engine {
                     .as_deref()
                     .map(str::trim)
                     .filter(|t| !t.is_empty());
-                match text {
+                let user_message = match text {
                     Some(text) => {
                         let mut m = Message::new(Role::User, text);
                         m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
-                        store.message_append(chat, &m)?;
+                        Some(store.message_append(chat, &m)?)
                     }
                     None if !has_history => return Err(EngineError::NoMessage),
-                    None => {}
-                }
-                Ok(Target::New)
+                    None => None,
+                };
+                Ok((Target::New, user_message))
             }
             GenerationKind::Regenerate => {
                 if let Some(m) = last_assistant.and_then(|m| m.id) {
                     store.message_delete(m)?;
                 }
-                Ok(Target::New)
+                Ok((Target::New, None))
             }
             GenerationKind::Swipe => last_assistant
-                .map(Target::Swipe)
+                .map(|m| (Target::Swipe(m), None))
                 .ok_or(EngineError::NothingToContinue("swipe")),
             GenerationKind::Continue => last_assistant
-                .map(Target::Continue)
+                .map(|m| (Target::Continue(m), None))
                 .ok_or(EngineError::NothingToContinue("continue")),
-            GenerationKind::Impersonate => Ok(Target::Draft),
-            GenerationKind::Quiet => Ok(Target::Nothing),
+            GenerationKind::Impersonate => Ok((Target::Draft, None)),
+            GenerationKind::Quiet => Ok((Target::Nothing, None)),
         }
     }
 }
@@ -325,6 +327,8 @@ impl Engine {
 pub struct ReplyHandle {
     id: Arc<str>,
     chat: i64,
+    /// The user's message the reply answers, when starting it stored one.
+    user_message: Option<i64>,
     control: Arc<Control>,
 }
 
@@ -346,6 +350,12 @@ impl ReplyHandle {
     /// The chat the reply belongs to.
     pub fn chat(&self) -> i64 {
         self.chat
+    }
+
+    /// The id of the user's message that starting the reply stored (a normal reply given a
+    /// message), so a caller learns it without a second trip to the library.
+    pub fn user_message_id(&self) -> Option<i64> {
+        self.user_message
     }
 
     /// Where it stands.

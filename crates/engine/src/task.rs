@@ -161,13 +161,24 @@ impl ReplyTask {
             response_tokens: self.parameters.max_output_tokens,
         };
         let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
-        let base: BasePrompt = self
+        let inner = self.inner.clone();
+        let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
+        // One trip off the executor for everything the reply reads and writes before its first
+        // request: the prompt, its own message, the search settings. Each trip is a thread
+        // hand-off and wake-up, and hundreds of replies starting together pay each one.
+        let (base, stored, services) = self
             .blocking(move |store| {
-                prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())
+                let base =
+                    prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())?;
+                let stored = match new_message {
+                    Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
+                    None => None,
+                };
+                Ok((base, stored, inner.reply_services()))
             })
             .await
             .map_err(Stop::Failed)?;
-        self.open_message(&base).await.map_err(Stop::Failed)?;
+        self.open_message(stored);
         self.control
             .set_status(ReplyStatus::Running, self.message_id());
         self.control.hub.publish(EventKind::Started {
@@ -176,12 +187,6 @@ impl ReplyTask {
             kind: self.kind,
         });
 
-        // Reads the search settings: off the executor, which relays other replies' events.
-        let inner = self.inner.clone();
-        let services = self
-            .blocking(move |_| Ok(inner.reply_services()))
-            .await
-            .map_err(Stop::Failed)?;
         let avail = Availability {
             web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
             extensions: !services.extensions.is_empty(),
@@ -381,28 +386,11 @@ impl ReplyTask {
         Ok((builder.finish(), argument_errors))
     }
 
-    /// Creates or picks the message this reply writes.
-    async fn open_message(&mut self, base: &BasePrompt) -> Result<(), String> {
-        let chat = ChatId(self.chat);
-        let id = self.id.clone();
-        let message = match self.target.clone() {
-            Target::New => {
-                let mut m = tavo_model::Message::new(tavo_model::Role::Assistant, "");
-                m.character_id = base.speaker_id;
-                m.name = base.speaker_name.clone();
-                m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
-                set_message_status(&mut m.extra, &id, ReplyStatus::Running);
-                let stored = m.clone();
-                let new_id = self
-                    .blocking(move |store| {
-                        store
-                            .message_append(chat, &stored)
-                            .map_err(|e| e.to_string())
-                    })
-                    .await?;
-                m.id = Some(new_id);
-                Some(m)
-            }
+    /// Picks the message this reply writes: `stored`, the new message a normal reply created,
+    /// or the one its target names.
+    fn open_message(&mut self, stored: Option<tavo_model::Message>) {
+        self.message = match self.target.clone() {
+            Target::New => stored,
             Target::Continue(m) => {
                 self.base_text = m.content.clone();
                 self.cards = crate::summary::cards_of(&m.extra);
@@ -419,8 +407,6 @@ impl ReplyTask {
             }
             Target::Draft | Target::Nothing => None,
         };
-        self.message = message;
-        Ok(())
     }
 
     /// Queues the partial reply for its message and goes on at once: the engine's writer
@@ -542,6 +528,26 @@ impl ReplyTask {
             usage,
         });
     }
+}
+
+/// Stores the empty assistant message a new reply writes into, spoken by the prompt's speaker
+/// and marked running by `reply`.
+fn new_assistant_message(
+    store: &Store,
+    chat: i64,
+    reply: &str,
+    base: &BasePrompt,
+) -> Result<tavo_model::Message, String> {
+    let mut m = tavo_model::Message::new(tavo_model::Role::Assistant, "");
+    m.character_id = base.speaker_id;
+    m.name = base.speaker_name.clone();
+    m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
+    set_message_status(&mut m.extra, reply, ReplyStatus::Running);
+    let id = store
+        .message_append(ChatId(chat), &m)
+        .map_err(|e| e.to_string())?;
+    m.id = Some(id);
+    Ok(m)
 }
 
 /// The calls of a response, in the order the provider returned them.

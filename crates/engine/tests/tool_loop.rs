@@ -296,3 +296,36 @@ async fn without_dynamic_loading_every_tool_goes_in_the_first_request() {
     );
     assert!(!names.contains(&"tavo_tool_search".to_owned()));
 }
+
+#[tokio::test]
+async fn a_started_reply_names_the_user_message_it_stored() {
+    let lab = lab(
+        Wire::OpenaiChat,
+        Script::new(vec![Turn::text("first"), Turn::text("second")]),
+        &[],
+    )
+    .await;
+    let engine = lab.engine(Services::default(), None);
+    let handle = engine
+        .start(ReplyRequest::normal(lab.chat, "hello"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    drive(&handle, &Answers::default()).await;
+    let stored = lab
+        .store
+        .messages_last(tavo_model::ChatId(lab.chat), 2)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stored[0].content, "hello");
+    assert_eq!(handle.user_message_id(), stored[0].id.map(|m| m.0));
+    assert_eq!(stored[1].content, "first");
+
+    // A regenerate stores no user message, so it names none.
+    let again = engine
+        .start(ReplyRequest {
+            kind: tavo_tools::GenerationKind::Regenerate,
+            message: None,
+            ..ReplyRequest::normal(lab.chat, "")
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    drive(&again, &Answers::default()).await;
+    assert_eq!(again.user_message_id(), None);
+}

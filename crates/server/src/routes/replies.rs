@@ -10,7 +10,6 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_engine::{EngineError, GenerationKind, ReplyRequest, RespondError, Response};
-use tavo_model::{ChatId, Message, Role};
 use tavo_tools::UserAnswer;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -81,43 +80,24 @@ pub async fn send_message(
     if let Some(h) = state.replies.for_chat(chat) {
         return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
     }
-    // The message is stored first and its id answered; should the reply not start (no
-    // connection configured), the message is taken back so nothing half-done stays.
-    let message_id = state
-        .blocking(move |s| {
-            if s.chat_get(ChatId(chat))?.is_none() {
-                return Err(tavo_store::StoreError::NotFound {
-                    kind: "chat",
-                    id: chat.to_string(),
-                });
-            }
-            let mut m = Message::new(Role::User, text);
-            m.send_date = Some(chrono::Local::now().to_rfc3339());
-            s.message_append(ChatId(chat), &m)
-        })
-        .await?;
+    // The engine stores the message as it starts the reply, in the same trip to the library;
+    // should the reply not start (no connection configured), nothing is written.
     let request = ReplyRequest {
         chat,
         kind: GenerationKind::Normal,
-        message: None,
+        message: Some(text),
         connection: body.connection,
         limits: None,
     };
-    match start_reply(&state, request).await {
-        Ok(handle) => {
-            state.hub.library("message", "created", Some(message_id.0));
-            Ok((
-                StatusCode::ACCEPTED,
-                Json(json!({ "messageId": message_id.0, "replyId": handle.id() })),
-            ))
-        }
-        Err(e) => {
-            if let Err(undo) = state.blocking(move |s| s.message_delete(message_id)).await {
-                tracing::warn!(error = ?undo, "cannot take back the message of a reply that did not start");
-            }
-            Err(e)
-        }
+    let handle = start_reply(&state, request).await?;
+    let message_id = handle.user_message_id();
+    if let Some(id) = message_id {
+        state.hub.library("message", "created", Some(id));
     }
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "messageId": message_id, "replyId": handle.id() })),
+    ))
 }
 
 /// What kind of reply to start.
