@@ -17,9 +17,10 @@
 //!    The same client code then reads the mock directly, and through the null relay (`relay.rs`:
 //!    a separate process that passes the mock's bytes through unchanged), at the same
 //!    concurrency. Overhead = tavo path − direct path, per percentile; the null relay's own
-//!    overhead is what one more loopback hop costs on this machine, the floor for any relay, and
-//!    tavo path − null relay path is what tavo adds beyond it. `--timeline` adds the tavo path's
-//!    latency per 100 ms window;
+//!    overhead is what one more loopback hop costs on this machine, the floor for any HTTP
+//!    relay, and tavo path − null relay path is what tavo adds beyond it. The TCP relay (a
+//!    process that copies bytes both ways without parsing HTTP) measures the same for the least
+//!    a relay process can do. `--timeline` adds the tavo path's latency per 100 ms window;
 //! 5. reads per second of the latest 50-message page of a 100,000-message chat (imported);
 //! 6. the server's memory: RSS idle, after the import, at its peak while replies stream, when
 //!    they have ended and after `--settle-secs` of idleness, and its thread count.
@@ -40,7 +41,8 @@ mod mock;
 mod relay;
 
 use measure::{
-    Stamps, cpu_secs, mb, percentile, proc_status, read_sse, rss_kb, sample_peaks, timeline,
+    Stamps, cpu_secs, mb, percentile, proc_status, read_sse, rss_kb, sample_peaks, string_field,
+    timeline,
 };
 use mock::start_mock;
 use relay::NullRelay;
@@ -140,6 +142,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if argv.get(1).map(String::as_str) == Some("--null-relay") {
         let mock = argv.get(2).ok_or("--null-relay needs the mock's address")?;
         return relay::serve(mock.parse()?);
+    }
+    if argv.get(1).map(String::as_str) == Some("--tcp-relay") {
+        let mock = argv.get(2).ok_or("--tcp-relay needs the mock's address")?;
+        return relay::serve_tcp(mock.parse()?);
     }
     // The client runs on one thread, like the mock: the machine's cores are shared by the
     // server under test, the mock and this client, and a leaner client disturbs it less.
@@ -292,17 +298,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("load: replies done; reading the mock directly");
     let direct = stream_mock_format(&http, &format!("http://{mock}"), args.replies).await;
     eprintln!("load: reading the mock through the null relay");
-    let relay = NullRelay::start(mock)?;
-    let relay_pid = relay.pid().to_string();
-    let relay_cpu0 = cpu_secs(&relay_pid);
-    let relayed = stream_mock_format(
-        &http,
-        &format!("http://127.0.0.1:{}", relay.port),
-        args.replies,
-    )
-    .await;
-    let relay_cpu = cpu_secs(&relay_pid) - relay_cpu0;
-    drop(relay);
+    let (relayed, relay_cpu) = through_relay(&http, mock, relay::Kind::Http, args.replies).await?;
+    eprintln!("load: reading the mock through the TCP relay");
+    let (copied, copy_cpu) = through_relay(&http, mock, relay::Kind::Tcp, args.replies).await?;
     tokio::time::sleep(Duration::from_secs(args.settle_secs)).await;
     let settled_rss = rss_kb(pid);
     let settled_threads = proc_status(pid, "Threads");
@@ -344,9 +342,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let reads = count.load(Ordering::Relaxed) as f64 / args.read_secs as f64;
 
     let pct = |v: &[u64]| [0.5, 0.95, 0.99].map(|p| percentile(v, p));
-    let (via, dir, null) = (pct(&via_tavo), pct(&direct), pct(&relayed));
+    let (via, dir, null, tcp) = (pct(&via_tavo), pct(&direct), pct(&relayed), pct(&copied));
     let over = [0, 1, 2].map(|i| via[i] - dir[i]);
     let hop = [0, 1, 2].map(|i| null[i] - dir[i]);
+    let tcp_hop = [0, 1, 2].map(|i| tcp[i] - dir[i]);
     let beyond = [0, 1, 2].map(|i| via[i] - null[i]);
     println!(
         "## tavo serve load ({} replies × {} events every {} ms)",
@@ -404,6 +403,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "| null relay overhead: one more loopback hop (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms |",
         hop[0], hop[1], hop[2]
+    );
+    println!(
+        "| TCP relay overhead: bytes copied through one more process, no HTTP (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms (relay CPU {copy_cpu:.2} s) |",
+        tcp_hop[0], tcp_hop[1], tcp_hop[2]
     );
     println!(
         "| tavo beyond the null relay (p50 / p95 / p99) | {:.3} / {:.3} / {:.3} ms |",
@@ -469,8 +472,7 @@ async fn reply_through_tavo(
     let mut status = String::new();
     read_sse(events, |event, data| match event {
         "text_delta" => {
-            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-            stamps.feed(v["text"].as_str().unwrap_or_default());
+            stamps.feed(string_field(data, "text").unwrap_or_default());
             true
         }
         "finished" => {
@@ -485,6 +487,22 @@ async fn reply_through_tavo(
         return Err(format!("reply ended {status:?}"));
     }
     Ok(())
+}
+
+/// `replies` concurrent streams through a relay of `kind` in front of the mock: their sorted
+/// latencies, and the CPU seconds the relay spent.
+async fn through_relay(
+    http: &reqwest::Client,
+    mock: std::net::SocketAddr,
+    kind: relay::Kind,
+    replies: usize,
+) -> Result<(Vec<u64>, f64), Box<dyn std::error::Error>> {
+    let relay = NullRelay::start(mock, kind)?;
+    let pid = relay.pid().to_string();
+    let cpu0 = cpu_secs(&pid);
+    let latencies =
+        stream_mock_format(http, &format!("http://127.0.0.1:{}", relay.port), replies).await;
+    Ok((latencies, cpu_secs(&pid) - cpu0))
 }
 
 /// `replies` concurrent streams in the mock's own format from `base` (the mock, or the null
@@ -506,12 +524,7 @@ async fn stream_mock_format(http: &reqwest::Client, base: &str, replies: usize) 
                     if data == "[DONE]" {
                         return false;
                     }
-                    let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-                    stamps.feed(
-                        v["choices"][0]["delta"]["content"]
-                            .as_str()
-                            .unwrap_or_default(),
-                    );
+                    stamps.feed(string_field(data, "content").unwrap_or_default());
                     true
                 })
                 .await;

@@ -6,7 +6,11 @@
 //! passes the provider's bytes through unchanged: no decoding, no event log, no store, no
 //! re-encoding. It runs on tokio's default multi-threaded runtime and sets `TCP_NODELAY` on
 //! accepted connections, as `tavo serve` does. Whatever latency it adds over the direct path
-//! is the floor for any relay on this machine under this load.
+//! is the floor for any HTTP relay on this machine under this load.
+//!
+//! The TCP relay (`serve_tcp`) is lower still: it does not even parse HTTP, it copies each
+//! connection's bytes both ways to the mock on one thread. Nothing that relays through a
+//! process of its own can do less.
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -65,17 +69,52 @@ async fn forward(State(relay): State<Relay>, body: Bytes) -> Response {
     }
 }
 
-/// The null relay, running as a child process of the load test.
+/// Serves the TCP relay in front of the mock at `mock` until the process is killed; prints the
+/// port it listens on as its first line of output.
+pub fn serve_tcp(mock: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("{}", listener.local_addr()?.port());
+        loop {
+            let (mut client, _) = listener.accept().await?;
+            tokio::spawn(async move {
+                let _ = client.set_nodelay(true);
+                if let Ok(mut upstream) = tokio::net::TcpStream::connect(mock).await {
+                    let _ = upstream.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                }
+            });
+        }
+    })
+}
+
+/// Which relay runs in front of the mock.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// HTTP in, HTTP out (hyper and reqwest), bytes passed through.
+    Http,
+    /// Bytes copied both ways, no HTTP.
+    Tcp,
+}
+
+/// A relay running as a child process of the load test.
 pub struct NullRelay {
     child: Child,
     pub port: u16,
 }
 
 impl NullRelay {
-    /// Starts `load --null-relay MOCK` and reads the port it prints.
-    pub fn start(mock: SocketAddr) -> Result<NullRelay, Box<dyn std::error::Error>> {
+    /// Starts `load --null-relay MOCK` (or `--tcp-relay`) and reads the port it prints.
+    pub fn start(mock: SocketAddr, kind: Kind) -> Result<NullRelay, Box<dyn std::error::Error>> {
+        let flag = match kind {
+            Kind::Http => "--null-relay",
+            Kind::Tcp => "--tcp-relay",
+        };
         let mut child = Command::new(std::env::current_exe()?)
-            .args(["--null-relay", &mock.to_string()])
+            .args([flag, &mock.to_string()])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
