@@ -61,6 +61,20 @@ impl ReplyRequest {
 /// wait for its lock (hundreds of replies starting together grew it to 512 threads).
 pub const BLOCKING_CONCURRENCY: usize = 4;
 
+/// Replies that go through their start (prompt, message, request to the provider) at a time.
+///
+/// A start is about a millisecond of CPU, most of it on the executor that also relays every
+/// live reply's events. Hundreds of replies starting at once would put hundreds of start tasks
+/// in the executor's queues, and every relayed event would wait behind them: with 500 replies
+/// starting together on 2 cores, the events of the replies already streaming waited 10–20 ms.
+/// Admitted two at a time, the starts take a little longer in all and the relay stays quick.
+/// A reply holds its place at most [`START_HOLD`] while it waits on the network, so a slow
+/// provider never holds up the replies of other chats.
+pub const STARTING_CONCURRENCY: usize = 2;
+
+/// The longest a starting reply keeps its place while its provider has not answered.
+pub const START_HOLD: std::time::Duration = std::time::Duration::from_millis(20);
+
 pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) registry: Arc<Registry>,
@@ -72,6 +86,8 @@ pub(crate) struct Inner {
     pub(crate) persister: Arc<Persister>,
     /// Admits [`BLOCKING_CONCURRENCY`] of the replies' library tasks at a time.
     pub(crate) gate: tokio::sync::Semaphore,
+    /// Admits [`STARTING_CONCURRENCY`] replies at a time into their start.
+    pub(crate) starting: Arc<tokio::sync::Semaphore>,
     /// The web fetcher and search client; each reply gets its own adapter (fetch cursors live
     /// only as long as their reply).
     web: Option<(Arc<WebFetcher>, Option<TavilyClient>)>,
@@ -172,6 +188,7 @@ impl Engine {
                 extensions,
                 persister,
                 gate: tokio::sync::Semaphore::new(BLOCKING_CONCURRENCY),
+                starting: Arc::new(tokio::sync::Semaphore::new(STARTING_CONCURRENCY)),
                 web: None,
                 live: Mutex::new(HashMap::new()),
             }),

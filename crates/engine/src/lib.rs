@@ -30,7 +30,7 @@ mod task;
 pub mod toolcall;
 
 pub use control::{Cancelled, Control};
-pub use engine::{Engine, ReplyHandle, ReplyRequest};
+pub use engine::{Engine, ReplyHandle, ReplyRequest, START_HOLD, STARTING_CONCURRENCY};
 pub use error::EngineError;
 pub use event::{EventKind, ReplyEvent};
 pub use hub::{EventHub, Gap, Subscription};

@@ -16,7 +16,7 @@ use tavo_tools::exposure::{Availability, hint_for_round};
 use tavo_tools::{ExposedSet, GenerationKind, ToolSettings};
 
 use crate::control::{Cancelled, Control};
-use crate::engine::Inner;
+use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
 use crate::limits::{Limits, interleaved};
 use crate::persist::Write;
@@ -78,6 +78,9 @@ pub(crate) struct ReplyTask {
     last_checkpoint: Instant,
     /// The next text delta starts a new paragraph (a later round's text).
     new_paragraph: bool,
+    /// The reply's place among the starting ones, until its first request is answered (or
+    /// [`START_HOLD`] has passed waiting for it).
+    start_permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl ReplyTask {
@@ -116,6 +119,7 @@ impl ReplyTask {
             dirty: false,
             last_checkpoint: Instant::now(),
             new_paragraph: false,
+            start_permit: None,
         }
     }
 
@@ -155,6 +159,11 @@ impl ReplyTask {
     }
 
     async fn drive(&mut self) -> Result<(), Stop> {
+        // A closed semaphore only means no gate: the engine never closes it.
+        self.start_permit = tokio::select! {
+            p = self.inner.starting.clone().acquire_owned() => p.ok(),
+            () = self.control.cancelled() => return Err(Stop::Cancelled),
+        };
         let knobs = PromptKnobs {
             model: self.model.clone(),
             context_tokens: self.parameters.context_length,
@@ -336,10 +345,22 @@ impl ReplyTask {
     ) -> Result<(ChatResponse, HashMap<String, String>), Stop> {
         let control = self.control.clone();
         let client = self.inner.client.clone();
-        let mut stream = tokio::select! {
-            r = client.send(&self.endpoint, req) => r.map_err(|e| Stop::Failed(e.message))?,
-            () = control.cancelled() => return Err(Stop::Cancelled),
+        let mut permit = self.start_permit.take();
+        let answered = {
+            let send = client.send(&self.endpoint, req);
+            tokio::pin!(send);
+            let hold = tokio::time::sleep(START_HOLD);
+            tokio::pin!(hold);
+            loop {
+                tokio::select! {
+                    r = &mut send => break r,
+                    () = &mut hold, if permit.is_some() => permit = None,
+                    () = control.cancelled() => return Err(Stop::Cancelled),
+                }
+            }
         };
+        drop(permit);
+        let mut stream = answered.map_err(|e| Stop::Failed(e.message))?;
         let mut builder = ReplyBuilder::new();
         let mut argument_errors = HashMap::new();
         loop {
