@@ -129,6 +129,9 @@ impl ReplyTask {
 
     pub(crate) async fn run(mut self) {
         let outcome = self.drive().await;
+        // A reply that failed or was cancelled before its provider answered gives its place
+        // back now, not after its final status is saved.
+        self.start_permit = None;
         let status = match outcome {
             Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
             Ok(()) => ReplyStatus::Finished,
