@@ -366,12 +366,23 @@ impl ReplyTask {
         let mut stream = answered.map_err(|e| Stop::Failed(e.message))?;
         let mut builder = ReplyBuilder::new();
         let mut argument_errors = HashMap::new();
+        // One cancellation future and one checkpoint timer for the whole round, re-armed only
+        // when a checkpoint moves the deadline: made afresh for every event, they were a
+        // subscription and a timer-wheel entry in and out per relayed event.
+        let cancelled = control.cancelled();
+        tokio::pin!(cancelled);
+        let next_checkpoint =
+            |last: Instant| tokio::time::Instant::from_std(last + CHECKPOINT_INTERVAL);
+        let checkpoint_due = tokio::time::sleep_until(next_checkpoint(self.last_checkpoint));
+        tokio::pin!(checkpoint_due);
         loop {
-            let deadline =
-                tokio::time::Instant::from_std(self.last_checkpoint + CHECKPOINT_INTERVAL);
+            let deadline = next_checkpoint(self.last_checkpoint);
+            if checkpoint_due.deadline() != deadline {
+                checkpoint_due.as_mut().reset(deadline);
+            }
             tokio::select! {
                 biased;
-                () = control.cancelled() => {
+                () = &mut cancelled => {
                     self.checkpoint();
                     return Err(Stop::Cancelled);
                 }
@@ -402,7 +413,7 @@ impl ReplyTask {
                         self.checkpoint();
                     }
                 }
-                () = tokio::time::sleep_until(deadline), if self.dirty => {
+                () = &mut checkpoint_due, if self.dirty => {
                     self.checkpoint();
                 }
             }

@@ -286,12 +286,15 @@ impl Client {
                 inner: Box::pin(futures_util::stream::iter(pending)),
             });
         }
+        let idle = self.timeouts.idle;
         let state = Pump {
             bytes: Box::pin(response.bytes_stream()),
             decoder: StreamDecode::new(ep.protocol),
             pending,
             scratch: Vec::new(),
-            idle: self.timeouts.idle,
+            idle,
+            last_chunk: tokio::time::Instant::now(),
+            idle_timer: Box::pin(tokio::time::sleep(idle)),
             done: false,
         };
         let inner = futures_util::stream::unfold(state, |mut s| async move {
@@ -338,6 +341,12 @@ struct Pump {
     pending: VecDeque<StreamEvent>,
     scratch: Vec<StreamEvent>,
     idle: Duration,
+    /// When the last chunk arrived (or the headers, before the first).
+    last_chunk: tokio::time::Instant,
+    /// Fires at `last_chunk + idle` or earlier; when it fires early (chunks came since it was
+    /// armed) it is re-armed then. One timer per stream, re-armed about once per `idle`,
+    /// instead of a timer-wheel entry in and out for every chunk.
+    idle_timer: Pin<Box<tokio::time::Sleep>>,
     done: bool,
 }
 
@@ -350,7 +359,23 @@ impl Pump {
             if self.done {
                 return None;
             }
-            match tokio::time::timeout(self.idle, self.bytes.next()).await {
+            let next = loop {
+                tokio::select! {
+                    biased;
+                    chunk = self.bytes.next() => break Ok(chunk),
+                    () = &mut self.idle_timer => {
+                        let due = self.last_chunk + self.idle;
+                        if tokio::time::Instant::now() >= due {
+                            break Err(());
+                        }
+                        self.idle_timer.as_mut().reset(due);
+                    }
+                }
+            };
+            if let Ok(Some(Ok(_))) = &next {
+                self.last_chunk = tokio::time::Instant::now();
+            }
+            match next {
                 Ok(Some(Ok(chunk))) => self.decoder.feed(&chunk, &mut self.scratch),
                 Ok(Some(Err(e))) => {
                     self.done = true;

@@ -463,3 +463,60 @@ async fn parallel_tool_calls_keep_their_order_and_ids() {
         );
     }
 }
+
+/// The idle time-out bounds the silence between two chunks, not the length of the answer: a
+/// slow but steady stream longer than the time-out streams to its end, and a silence longer
+/// than the time-out ends it with a time-out.
+#[tokio::test]
+async fn the_idle_timeout_counts_silence_not_the_whole_answer() {
+    let idle = std::time::Duration::from_millis(400);
+    let client = Client::with(
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+        Timeouts {
+            idle,
+            ..Timeouts::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let req = ChatRequest::new("m", vec![Message::text(Role::User, "hi")]);
+
+    // Ten chunks 150 ms apart: 1.5 s in all, never 400 ms of silence.
+    let steady = Turn {
+        text: Some("abcdefghijklmnopqrst".into()),
+        chunk: Some(2),
+        delay_ms: 150,
+        ..Turn::default()
+    };
+    let mock = MockProvider::start(Script::new(vec![steady]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let reply = client
+        .complete(
+            &endpoint(&mock, Protocol::OpenaiChat, Wire::OpenaiChat),
+            &req,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.error, None);
+    assert_eq!(reply.text(), "abcdefghijklmnopqrst");
+
+    // A first chunk only after 900 ms of silence.
+    let stalled = Turn {
+        delay_ms: 900,
+        ..Turn::text("late")
+    };
+    let mock = MockProvider::start(Script::new(vec![stalled]))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let reply = client
+        .complete(
+            &endpoint(&mock, Protocol::OpenaiChat, Wire::OpenaiChat),
+            &req,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reply.error.map(|e| e.0), Some(ErrorKind::Timeout));
+}
