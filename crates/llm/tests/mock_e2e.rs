@@ -481,42 +481,36 @@ async fn the_idle_timeout_counts_silence_not_the_whole_answer() {
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let req = ChatRequest::new("m", vec![Message::text(Role::User, "hi")]);
+    let answer = async |turn: Turn| {
+        let mock = MockProvider::start(Script::new(vec![turn]))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let req = ChatRequest::new("m", vec![Message::text(Role::User, "hi")]);
+        client
+            .complete(
+                &endpoint(&mock, Protocol::OpenaiChat, Wire::OpenaiChat),
+                &req,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
 
     // Ten chunks 150 ms apart: 1.5 s in all, never 400 ms of silence.
-    let steady = Turn {
+    let reply = answer(Turn {
         text: Some("abcdefghijklmnopqrst".into()),
         chunk: Some(2),
         delay_ms: 150,
         ..Turn::default()
-    };
-    let mock = MockProvider::start(Script::new(vec![steady]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let reply = client
-        .complete(
-            &endpoint(&mock, Protocol::OpenaiChat, Wire::OpenaiChat),
-            &req,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    })
+    .await;
     assert_eq!(reply.error, None);
     assert_eq!(reply.text(), "abcdefghijklmnopqrst");
 
     // A first chunk only after 900 ms of silence.
-    let stalled = Turn {
+    let reply = answer(Turn {
         delay_ms: 900,
         ..Turn::text("late")
-    };
-    let mock = MockProvider::start(Script::new(vec![stalled]))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let reply = client
-        .complete(
-            &endpoint(&mock, Protocol::OpenaiChat, Wire::OpenaiChat),
-            &req,
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    })
+    .await;
     assert_eq!(reply.error.map(|e| e.0), Some(ErrorKind::Timeout));
 }
