@@ -21,6 +21,7 @@ pub mod event;
 pub mod hub;
 pub mod interaction;
 pub mod limits;
+mod offload;
 pub mod persist;
 pub mod prompt;
 pub mod settings;

@@ -20,6 +20,7 @@ use tavo_model::Message;
 use tavo_store::{Store, StoreError};
 use tokio::sync::oneshot;
 
+use crate::offload::on_blocking_pool;
 use crate::status::ReplyRecord;
 
 /// What is written: the reply's message, or its chat's reply record.
@@ -168,10 +169,8 @@ impl Persister {
             // their acks stay here, in the same order.
             let (writes, acks): (Vec<Write>, Vec<Vec<Ack>>) =
                 batch.into_iter().map(|b| (b.write, b.acks)).unzip();
-            let store = self.store.clone();
-            let outcome = tokio::task::spawn_blocking(move || write_batch(&store, &writes))
-                .await
-                .unwrap_or_else(|e| Err(format!("the reply writer failed: {e}")));
+            let outcome =
+                on_blocking_pool(&self.store, move |store| write_batch(store, &writes)).await;
             match outcome {
                 Ok(results) => {
                     for (acks, result) in acks.into_iter().zip(results) {

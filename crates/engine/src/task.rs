@@ -19,6 +19,7 @@ use crate::control::{Cancelled, Control};
 use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
 use crate::limits::{Limits, interleaved};
+use crate::offload::on_blocking_pool;
 use crate::persist::Write;
 use crate::prompt::{self, BasePrompt, PromptKnobs};
 use crate::status::{ReplyStatus, set_message_status};
@@ -155,10 +156,7 @@ impl ReplyTask {
             .acquire()
             .await
             .map_err(|e| format!("internal task failed: {e}"))?;
-        let store = self.inner.store.clone();
-        tokio::task::spawn_blocking(move || f(&store))
-            .await
-            .map_err(|e| format!("internal task failed: {e}"))?
+        on_blocking_pool(&self.inner.store, f).await
     }
 
     async fn drive(&mut self) -> Result<(), Stop> {

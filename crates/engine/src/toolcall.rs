@@ -27,6 +27,7 @@ use crate::control::{Cancelled, Control};
 use crate::event::EventKind;
 use crate::interaction::{Interaction, Response};
 use crate::limits::Limits;
+use crate::offload::on_blocking_pool;
 use crate::summary::{AuditRecord, CallStatus, ToolCallSummary, label_for};
 
 /// Runs extension tools (registered by pages, later MCP servers). The server implements it by
@@ -405,23 +406,10 @@ impl CallRunner {
             .and_then(|r| r))
     }
 
-    /// Runs store work on the blocking pool: the store's one connection may be busy with a long
-    /// write (an import), and a worker waiting for it would stall every event stream it relays.
-    async fn off_executor<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Store) -> Result<T, tavo_store::StoreError> + Send + 'static,
-    ) -> Result<T, String> {
-        let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
-            Ok(result) => result.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
     /// The user's approval policy (read off the executor). A policy that cannot be read is the
     /// default one (confirm writes).
     async fn approval_policy(&self) -> ApprovalPolicy {
-        self.off_executor(ApprovalPolicy::load)
+        on_blocking_pool(&self.store, ApprovalPolicy::load)
             .await
             .unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "cannot read the approval policy; using the default");
@@ -432,13 +420,12 @@ impl CallRunner {
     /// Remembers the user's choice for `tool` in this chat (off the executor).
     async fn remember(&self, tool: &str, approval: Approval) {
         let (chat, tool) = (self.chat, tool.to_owned());
-        let saved = self
-            .off_executor(move |store| {
-                let mut policy = ApprovalPolicy::load(store).unwrap_or_default();
-                policy.remember(Some(chat), &tool, approval);
-                policy.save(store)
-            })
-            .await;
+        let saved = on_blocking_pool(&self.store, move |store| {
+            let mut policy = ApprovalPolicy::load(store).unwrap_or_default();
+            policy.remember(Some(chat), &tool, approval);
+            policy.save(store)
+        })
+        .await;
         if let Err(e) = saved {
             tracing::warn!(error = %e, "cannot remember the approval choice");
         }

@@ -372,11 +372,11 @@ impl Pump {
                     }
                 }
             };
-            if let Ok(Some(Ok(_))) = &next {
-                self.last_chunk = tokio::time::Instant::now();
-            }
             match next {
-                Ok(Some(Ok(chunk))) => self.decoder.feed(&chunk, &mut self.scratch),
+                Ok(Some(Ok(chunk))) => {
+                    self.last_chunk = tokio::time::Instant::now();
+                    self.decoder.feed(&chunk, &mut self.scratch);
+                }
                 Ok(Some(Err(e))) => {
                     self.done = true;
                     self.decoder.finish(&mut Vec::new());

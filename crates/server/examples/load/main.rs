@@ -45,7 +45,7 @@ use measure::{
     timeline,
 };
 use mock::start_mock;
-use relay::NullRelay;
+use relay::RelayProcess;
 
 struct Args {
     tavo: String,
@@ -497,7 +497,7 @@ async fn through_relay(
     kind: relay::Kind,
     replies: usize,
 ) -> Result<(Vec<u64>, f64), Box<dyn std::error::Error>> {
-    let relay = NullRelay::start(mock, kind)?;
+    let relay = RelayProcess::start(mock, kind)?;
     let pid = relay.pid().to_string();
     let cpu0 = cpu_secs(&pid);
     let latencies =

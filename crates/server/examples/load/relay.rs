@@ -28,6 +28,14 @@ struct Relay {
     upstream: String,
 }
 
+/// Binds a loopback port and prints it as the process's first line of output, which is how
+/// [`RelayProcess::start`] learns where the relay listens.
+async fn listen() -> std::io::Result<tokio::net::TcpListener> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("{}", listener.local_addr()?.port());
+    Ok(listener)
+}
+
 /// Serves the null relay in front of the mock at `mock` until the process is killed; prints
 /// the port it listens on as its first line of output.
 pub fn serve(mock: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
@@ -35,8 +43,7 @@ pub fn serve(mock: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        println!("{}", listener.local_addr()?.port());
+        let listener = listen().await?;
         let relay = Relay {
             http: reqwest::Client::builder()
                 .pool_max_idle_per_host(1024)
@@ -76,8 +83,7 @@ pub fn serve_tcp(mock: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        println!("{}", listener.local_addr()?.port());
+        let listener = listen().await?;
         loop {
             let (mut client, _) = listener.accept().await?;
             tokio::spawn(async move {
@@ -101,14 +107,14 @@ pub enum Kind {
 }
 
 /// A relay running as a child process of the load test.
-pub struct NullRelay {
+pub struct RelayProcess {
     child: Child,
     pub port: u16,
 }
 
-impl NullRelay {
+impl RelayProcess {
     /// Starts `load --null-relay MOCK` (or `--tcp-relay`) and reads the port it prints.
-    pub fn start(mock: SocketAddr, kind: Kind) -> Result<NullRelay, Box<dyn std::error::Error>> {
+    pub fn start(mock: SocketAddr, kind: Kind) -> Result<RelayProcess, Box<dyn std::error::Error>> {
         let flag = match kind {
             Kind::Http => "--null-relay",
             Kind::Tcp => "--tcp-relay",
@@ -126,7 +132,7 @@ impl NullRelay {
             let _ = child.kill();
             format!("the null relay did not report its port: {line:?}")
         })?;
-        Ok(NullRelay { child, port })
+        Ok(RelayProcess { child, port })
     }
 
     /// The relay's process id (its CPU time is read from `/proc`).
@@ -135,7 +141,7 @@ impl NullRelay {
     }
 }
 
-impl Drop for NullRelay {
+impl Drop for RelayProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
