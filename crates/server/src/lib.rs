@@ -24,6 +24,7 @@ pub mod memory;
 pub mod replies;
 pub mod routes;
 pub mod security;
+pub mod sse;
 pub mod state;
 pub mod upload;
 

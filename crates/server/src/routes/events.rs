@@ -6,26 +6,24 @@
 //! live buffer overflowed — receives one `reload` event and the stream ends: it re-reads what
 //! it shows and reconnects. Publishing never waits for a slow client.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use futures_util::Stream;
-use futures_util::stream::{self, BoxStream, StreamExt};
+use futures_util::stream::{self, StreamExt};
 use serde_json::json;
 use tavo_engine::{ReplyEvent, ReplyHandle};
 use tavo_model::MessageId;
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{ApiError, ApiResult};
 use crate::hub::{GlobalEvent, Replay};
 use crate::replies::stored_record;
+use crate::sse;
 use crate::state::AppState;
 
 /// The `Last-Event-ID` header, when it is a number.
@@ -37,17 +35,12 @@ pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
 }
 
 /// The `reload` event: the client must re-read its state and reconnect without an id.
-pub fn reload_event(reason: &str) -> Event {
-    Event::default()
-        .event("reload")
-        .data(serde_json::json!({ "reason": reason }).to_string())
+pub fn reload_event(reason: &str) -> Bytes {
+    sse::json_frame(None, "reload", &json!({ "reason": reason }))
 }
 
-fn to_sse(ev: &GlobalEvent) -> Event {
-    Event::default()
-        .id(ev.id.to_string())
-        .event(ev.event)
-        .data(ev.data.to_string())
+fn to_sse(ev: &GlobalEvent) -> Bytes {
+    sse::json_frame(Some(ev.id), ev.event, &ev.data)
 }
 
 /// The global event stream.
@@ -55,21 +48,16 @@ fn to_sse(ev: &GlobalEvent) -> Event {
     params(("Last-Event-ID" = Option<u64>, Header, description = "The id of the last event received")),
     responses((status = 200, description = "text/event-stream of `library` (`{kind, action, id}`), \
         `reply` (`{replyId, chatId, status}`) and `reload` events", content_type = "text/event-stream")))]
-pub async fn global(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub async fn global(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let (replay, rx) = state.hub.subscribe(last_event_id(&headers));
-    Sse::new(global_stream(replay, rx, state.shutdown.clone()))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    sse::response(global_stream(replay, rx), state.shutdown.clone())
 }
 
 fn global_stream(
     replay: Replay,
     rx: broadcast::Receiver<Arc<GlobalEvent>>,
-    shutdown: CancellationToken,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    let (first, replayed_to): (Vec<Event>, u64) = match replay {
+) -> impl Stream<Item = Bytes> {
+    let (first, replayed_to): (Vec<Bytes>, u64) = match replay {
         Replay::Gap => (
             vec![reload_event("missed events are no longer kept")],
             u64::MAX,
@@ -96,19 +84,14 @@ fn global_stream(
             }
         }
     });
-    stream::iter(first)
-        .chain(live)
-        .take_until(async move { shutdown.cancelled().await })
-        .map(Ok)
+    stream::iter(first).chain(live)
 }
 
 /// How a reply's event becomes an SSE event: `id` = its sequence number, `event` = its `type`,
-/// `data` = the event as JSON (the same object `tavo reply --json` prints), serialised once.
-fn reply_sse(event: &ReplyEvent) -> Event {
-    Event::default()
-        .id(event.seq.to_string())
-        .event(event.kind.name())
-        .data(event.to_json_line())
+/// `data` = the event as JSON (the same object `tavo reply --json` prints), written straight
+/// into the frame.
+fn reply_sse(event: &ReplyEvent) -> Bytes {
+    sse::json_frame(Some(event.seq), event.kind.name(), event)
 }
 
 /// A reply's event stream: text and reasoning deltas, tool-call cards, waiting/resumed,
@@ -133,7 +116,6 @@ pub async fn reply(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let after = last_event_id(&headers);
-    let keep_alive = KeepAlive::new().interval(Duration::from_secs(15));
     if let Some(handle) = state.replies.find(&id) {
         let after = after.unwrap_or(0);
         if after > 0 && !handle.status().is_live() {
@@ -143,10 +125,10 @@ pub async fn reply(
                 return Ok(StatusCode::NO_CONTENT.into_response());
             }
         }
-        let stream = live_reply_stream(handle, after, state.shutdown.clone());
-        return Ok(Sse::new(stream.boxed())
-            .keep_alive(keep_alive)
-            .into_response());
+        return Ok(sse::response(
+            live_reply_stream(handle, after),
+            state.shutdown.clone(),
+        ));
     }
     let shown = id.clone();
     let stored = state
@@ -172,16 +154,11 @@ pub async fn reply(
         "messageId": record.message_id,
         "source": "stored",
     });
-    let event = Event::default().event("finished").data(data.to_string());
-    let once: BoxStream<'static, Result<Event, Infallible>> = stream::iter([Ok(event)]).boxed();
-    Ok(Sse::new(once).keep_alive(keep_alive).into_response())
+    let event = sse::json_frame(None, "finished", &data);
+    Ok(sse::response(stream::iter([event]), state.shutdown.clone()))
 }
 
-fn live_reply_stream(
-    handle: ReplyHandle,
-    after: u64,
-    shutdown: CancellationToken,
-) -> impl Stream<Item = Result<Event, Infallible>> {
+fn live_reply_stream(handle: ReplyHandle, after: u64) -> impl Stream<Item = Bytes> {
     let sub = handle.subscribe(after);
     stream::unfold((sub, handle, false), |(mut sub, handle, done)| async move {
         if done {
@@ -198,14 +175,13 @@ fn live_reply_stream(
                     .events_since(gap.first.saturating_sub(1))
                     .last()
                     .map_or(gap.first, |e| e.seq);
-                let event = Event::default()
-                    .id(newest.to_string())
-                    .event("reload")
-                    .data(json!({ "reason": gap.to_string(), "lastEventId": newest }).to_string());
+                let event = sse::json_frame(
+                    Some(newest),
+                    "reload",
+                    &json!({ "reason": gap.to_string(), "lastEventId": newest }),
+                );
                 Some((event, (sub, handle, true)))
             }
         }
     })
-    .take_until(async move { shutdown.cancelled().await })
-    .map(Ok)
 }
