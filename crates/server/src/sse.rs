@@ -33,7 +33,7 @@ const KEEP_ALIVE_FRAME: &[u8] = b":\n\n";
 
 /// One SSE event: `id: ID` (when given), `event: NAME`, then `data: ` followed by what `data`
 /// writes, which must be a single line (JSON as `serde_json` writes it always is).
-pub fn frame(id: Option<u64>, event: &str, data: impl FnOnce(&mut Vec<u8>)) -> Bytes {
+fn frame(id: Option<u64>, event: &str, data: impl FnOnce(&mut Vec<u8>)) -> Bytes {
     let mut buf = Vec::with_capacity(160);
     if let Some(id) = id {
         // Writing into a Vec cannot fail.
@@ -55,7 +55,10 @@ pub fn frame(id: Option<u64>, event: &str, data: impl FnOnce(&mut Vec<u8>)) -> B
 /// A JSON value as the data of one event.
 pub fn json_frame(id: Option<u64>, event: &str, value: &impl serde::Serialize) -> Bytes {
     frame(id, event, |buf| {
+        let start = buf.len();
         if serde_json::to_writer(&mut *buf, value).is_err() {
+            // Whatever the serialiser wrote before it failed is not JSON.
+            buf.truncate(start);
             buf.extend_from_slice(br#"{"error":"this event could not be serialised"}"#);
         }
     })
@@ -192,6 +195,17 @@ mod tests {
         );
         let f = frame(None, "reload", |b| b.extend_from_slice(b"{}"));
         assert_eq!(&f[..], b"event: reload\ndata: {}\n\n");
+    }
+
+    #[test]
+    fn a_value_that_fails_half_way_leaves_no_partial_json() {
+        // serde_json writes `{` and then refuses a key that is not a string.
+        let unwritable = std::collections::BTreeMap::from([((1u8, 2u8), 3u8)]);
+        let f = json_frame(None, "x", &unwritable);
+        assert_eq!(
+            &f[..],
+            &b"event: x\ndata: {\"error\":\"this event could not be serialised\"}\n\n"[..]
+        );
     }
 
     #[tokio::test]
