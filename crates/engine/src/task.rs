@@ -26,8 +26,9 @@ use crate::status::{ReplyStatus, set_message_status};
 use crate::summary::{AuditRecord, MESSAGE_CALLS_KEY, ToolCallSummary};
 use crate::toolcall::{CallRunner, ModelCall};
 
-/// Partial text is written to the message at least this often while it streams.
-pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
+/// Partial text is written to the message at least this often while it streams. With the
+/// writer's [`crate::persist::BATCH_SPACING`], a crash loses at most about 250 ms of text.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(200);
 
 /// Which message a reply writes.
 #[derive(Debug, Clone)]
