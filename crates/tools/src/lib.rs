@@ -49,3 +49,18 @@ pub fn builtin_registry() -> Result<Arc<Registry>, validate::SchemaError> {
     ops::register_all(&mut r)?;
     Ok(Arc::new(r))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_builtin_schema_compiles() {
+        let registry = match super::builtin_registry() {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        assert!(registry.operations().count() > 50);
+        if let Err(e) = registry.compile_all() {
+            panic!("{e}");
+        }
+    }
+}

@@ -143,7 +143,7 @@ impl Registry {
                 reason: "registered twice".into(),
             });
         }
-        let validator = ArgValidator::new(&tool, schema)?;
+        let validator = ArgValidator::new(schema);
         let at = self.ops.len();
         self.index.insert(tool.clone(), at);
         self.index.insert(spec.name.to_owned(), at);
@@ -159,6 +159,14 @@ impl Registry {
     /// The operation with this tool name or operation name.
     pub fn get(&self, name: &str) -> Option<&Operation> {
         self.index.get(name).map(|&i| &self.ops[i])
+    }
+
+    /// Compiles every operation's argument schema now (each is otherwise compiled on the
+    /// operation's first call); the first that does not compile is the error.
+    pub fn compile_all(&self) -> Result<(), SchemaError> {
+        self.ops
+            .iter()
+            .try_for_each(|op| op.validator.compile(&op.tool_name))
     }
 
     /// Every operation in registration order.
