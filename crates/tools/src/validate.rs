@@ -1,12 +1,12 @@
 //! Strict argument validation at the model door.
 //!
 //! Each operation compiles its schema once: a built-in operation on its first call
-//! ([`ArgValidator::new`]: compiling all of them at start-up cost every `tavo` command and the
-//! server's idle memory about 1.5 MB of validator code paged in for nothing), an extension tool
-//! when it is registered ([`ArgValidator::auto`]: its schema comes from outside and a bad one
-//! must be refused then). A call first takes the fast `is_valid` path and only walks the error
-//! list when the arguments are wrong. Errors are
-//! turned into the seed's diagnostics: a dotted path (`preset.entries[0].enabled`,
+//! ([`ArgValidator::new`]: compiling all of them at start-up cost every `tavo` command time,
+//! and the server 5 MB of idle memory — the validators and their code paged in — for nothing),
+//! an extension tool when it is registered ([`ArgValidator::auto`]: its schema comes from
+//! outside and a bad one must be refused then). A call first takes the fast `is_valid` path
+//! and only walks the error list when the arguments are wrong. Errors are turned into the
+//! seed's diagnostics: a dotted path (`preset.entries[0].enabled`,
 //! `options.referenceImages[0]`), what was `expected` there, and the `actualType` found.
 
 use std::sync::OnceLock;
