@@ -91,8 +91,14 @@ struct Queue {
     writing: bool,
     /// When the last batch began.
     last_batch: Option<Instant>,
-    /// A queued write is awaited: the next batch must not wait for [`BATCH_SPACING`].
-    awaited: bool,
+}
+
+impl Queue {
+    /// Whether someone waits for a queued write: then the next batch does not wait for
+    /// [`BATCH_SPACING`].
+    fn awaited(&self) -> bool {
+        self.pending.values().any(|q| !q.acks.is_empty())
+    }
 }
 
 /// The batched writer of live replies. One per engine; cheap to share.
@@ -169,7 +175,6 @@ impl Persister {
             });
             entry.write = write;
             entry.acks.extend(ack);
-            q.awaited |= awaited;
             !std::mem::replace(&mut q.writing, true)
         };
         if start {
@@ -187,7 +192,7 @@ impl Persister {
         let due = {
             let q = self.lock();
             match q.last_batch {
-                Some(last) if !q.awaited => last + BATCH_SPACING,
+                Some(last) if !q.awaited() => last + BATCH_SPACING,
                 _ => return,
             }
         };
@@ -214,7 +219,6 @@ impl Persister {
                     return;
                 }
                 q.last_batch = Some(Instant::now());
-                q.awaited = false;
                 self.batches.fetch_add(1, Ordering::Relaxed);
                 q.pending.drain().map(|(_, v)| v).collect()
             };

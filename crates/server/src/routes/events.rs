@@ -35,7 +35,7 @@ pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
 }
 
 /// The `reload` event: the client must re-read its state and reconnect without an id.
-pub fn reload_event(reason: &str) -> Bytes {
+fn reload_event(reason: &str) -> Bytes {
     sse::json_frame(None, "reload", &json!({ "reason": reason }))
 }
 
