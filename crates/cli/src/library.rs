@@ -2,16 +2,17 @@
 //! argument and opening the store.
 
 use anyhow::Context as _;
-use tavo_store::{AssetKind, Store};
+use tavo_model::AssetKind;
+use tavo_store::Store;
 
 use crate::context::Context;
 
 /// Parses a KIND argument (`character`, `characters`, `regex`, …) for clap; an unknown kind is
 /// a usage error (exit 2) that lists the accepted ones.
 pub fn parse_kind(value: &str) -> Result<AssetKind, String> {
-    AssetKind::parse(value).ok_or_else(|| {
-        format!("unknown kind {value:?}; use one of: character, persona, preset, lorebook, regex, chat (plurals accepted)")
-    })
+    value
+        .parse()
+        .map_err(|e: tavo_model::UnknownKind| e.to_string())
 }
 
 /// Opens the library of the resolved data directory.

@@ -7,80 +7,9 @@ use crate::value::Ctx;
 use crate::{charx, lorebook, native, png, preset, regex, text};
 use base64::Engine as _;
 use serde_json::Value;
-use std::fmt;
-use std::str::FromStr;
-use tavo_model::{Character, Chat, Lorebook, Message, Persona, Preset, RegexGroup};
-
-/// The kinds a file can hold (`--kind` values: character|persona|preset|lorebook|regex|chat).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ImportKind {
-    /// Character card.
-    Character,
-    /// User persona.
-    Persona,
-    /// Prompt preset.
-    Preset,
-    /// Lorebook / world info.
-    Lorebook,
-    /// Regex group.
-    Regex,
-    /// Chat with messages.
-    Chat,
-}
-
-impl ImportKind {
-    /// Every kind, in CLI order.
-    pub const ALL: [ImportKind; 6] = [
-        ImportKind::Character,
-        ImportKind::Persona,
-        ImportKind::Preset,
-        ImportKind::Lorebook,
-        ImportKind::Regex,
-        ImportKind::Chat,
-    ];
-
-    /// The `--kind` string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ImportKind::Character => "character",
-            ImportKind::Persona => "persona",
-            ImportKind::Preset => "preset",
-            ImportKind::Lorebook => "lorebook",
-            ImportKind::Regex => "regex",
-            ImportKind::Chat => "chat",
-        }
-    }
-}
-
-impl fmt::Display for ImportKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for ImportKind {
-    type Err = String;
-    /// Accepts the singular and plural forms, case-insensitively (`characters`, `Lorebook` …).
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        let l = s.trim().to_ascii_lowercase();
-        let singular = match l.as_str() {
-            "regexes" | "regexps" => "regex",
-            other => other
-                .strip_suffix('s')
-                .filter(|x| ImportKind::ALL.iter().any(|k| k.as_str() == *x))
-                .unwrap_or(other),
-        };
-        ImportKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == singular)
-            .ok_or_else(|| {
-                format!(
-                    "unknown kind '{s}': use character, persona, preset, lorebook, regex or chat"
-                )
-            })
-    }
-}
+use tavo_model::{
+    AssetKind, Character, Chat, Lorebook, Message, Persona, Preset, RegexGroup, UnknownKind,
+};
 
 /// What one file yields.
 ///
@@ -120,14 +49,14 @@ pub enum Imported {
 
 impl Imported {
     /// The kind of this value.
-    pub fn kind(&self) -> ImportKind {
+    pub fn kind(&self) -> AssetKind {
         match self {
-            Imported::Character { .. } => ImportKind::Character,
-            Imported::Persona(_) => ImportKind::Persona,
-            Imported::Preset { .. } => ImportKind::Preset,
-            Imported::Lorebook(_) => ImportKind::Lorebook,
-            Imported::Regex(_) => ImportKind::Regex,
-            Imported::Chat(_) => ImportKind::Chat,
+            Imported::Character { .. } => AssetKind::Character,
+            Imported::Persona(_) => AssetKind::Persona,
+            Imported::Preset { .. } => AssetKind::Preset,
+            Imported::Lorebook(_) => AssetKind::Lorebook,
+            Imported::Regex(_) => AssetKind::Regex,
+            Imported::Chat(_) => AssetKind::Chat,
         }
     }
 
@@ -158,7 +87,7 @@ pub struct ImportOutcome {
 pub fn import_bytes(
     bytes: &[u8],
     file_name: &str,
-    kind: Option<ImportKind>,
+    kind: Option<AssetKind>,
 ) -> Result<ImportOutcome, FormatError> {
     let mut ctx = Ctx::default();
     let imported =
@@ -169,7 +98,7 @@ pub fn import_bytes(
     })
 }
 
-fn wrong_kind(found: ImportKind, wanted: ImportKind) -> FormatError {
+fn wrong_kind(found: AssetKind, wanted: AssetKind) -> FormatError {
     FormatError::whole(format!(
         "the file holds a {found}, not a {wanted} (drop --kind or pick the right one)"
     ))
@@ -179,20 +108,20 @@ fn detect_and_read(
     ctx: &mut Ctx,
     bytes: &[u8],
     file_name: &str,
-    kind: Option<ImportKind>,
+    kind: Option<AssetKind>,
 ) -> Result<Imported> {
     let stem = text::file_stem(file_name);
     if png::is_png(bytes) {
-        check_kind(kind, ImportKind::Character)?;
+        check_kind(kind, AssetKind::Character)?;
         return read_png(ctx, bytes);
     }
     if charx::is_zip(bytes) {
-        check_kind(kind, ImportKind::Character)?;
+        check_kind(kind, AssetKind::Character)?;
         return read_charx(ctx, bytes);
     }
     let jsonl_hint = file_name.to_ascii_lowercase().ends_with(".jsonl");
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        if jsonl_hint || kind == Some(ImportKind::Chat) {
+        if jsonl_hint || kind == Some(AssetKind::Chat) {
             return Ok(Imported::Chat(crate::chat::from_jsonl(ctx, "", &stem)?));
         }
         return Err(FormatError::whole("the file is empty"));
@@ -203,8 +132,8 @@ fn detect_and_read(
         Ok(v) => v,
         Err(e) => {
             // Several JSON values on separate lines: a SillyTavern chat.
-            if jsonl_hint || kind == Some(ImportKind::Chat) || first_line_is_object(&body) {
-                check_kind(kind, ImportKind::Chat)?;
+            if jsonl_hint || kind == Some(AssetKind::Chat) || first_line_is_object(&body) {
+                check_kind(kind, AssetKind::Chat)?;
                 return Ok(Imported::Chat(crate::chat::from_jsonl(ctx, &body, &stem)?));
             }
             return Err(e);
@@ -222,13 +151,13 @@ fn detect_and_read(
     let detected = kind.or(sniffed).ok_or_else(|| {
         FormatError::whole("unrecognized content: not a character card, persona, preset, lorebook, regex script or chat (use --kind to force one)")
     })?;
-    if detected == ImportKind::Chat {
+    if detected == AssetKind::Chat {
         return Ok(Imported::Chat(crate::chat::from_jsonl(ctx, &body, &stem)?));
     }
     read_json_kind(ctx, &value, detected, &stem)
 }
 
-fn check_kind(kind: Option<ImportKind>, found: ImportKind) -> Result<()> {
+fn check_kind(kind: Option<AssetKind>, found: AssetKind) -> Result<()> {
     match kind {
         Some(k) if k != found => Err(wrong_kind(found, k)),
         _ => Ok(()),
@@ -245,54 +174,54 @@ fn first_line_is_object(body: &str) -> bool {
 }
 
 /// Detects the kind of a parsed JSON value.
-fn detect_json(v: &Value) -> Option<ImportKind> {
+fn detect_json(v: &Value) -> Option<AssetKind> {
     if card::looks_like_card(v) {
-        return Some(ImportKind::Character);
+        return Some(AssetKind::Character);
     }
     if v.get("spec").and_then(Value::as_str) == Some("lorebook_v3") {
-        return Some(ImportKind::Lorebook);
+        return Some(AssetKind::Lorebook);
     }
     if preset::looks_like_st_preset(v) || v.get("basicPrompts").is_some() {
-        return Some(ImportKind::Preset);
+        return Some(AssetKind::Preset);
     }
     if regex::looks_like_st_script(v)
         || v.as_array()
             .is_some_and(|a| a.first().is_some_and(regex::looks_like_st_script))
     {
-        return Some(ImportKind::Regex);
+        return Some(AssetKind::Regex);
     }
     if let Some(entries) = v.get("entries") {
         if entries.is_object() {
-            return Some(ImportKind::Lorebook);
+            return Some(AssetKind::Lorebook);
         }
         if let Some(first) = entries.as_array().and_then(|a| a.first()) {
             if first.get("findRegex").is_some() {
-                return Some(ImportKind::Regex);
+                return Some(AssetKind::Regex);
             }
-            return Some(ImportKind::Lorebook);
+            return Some(AssetKind::Lorebook);
         }
         // An empty list: decide by the other keys.
         if v.get("firstMes").is_none() {
-            return Some(ImportKind::Lorebook);
+            return Some(AssetKind::Lorebook);
         }
     }
     if let Some(o) = v.as_object() {
         if o.contains_key("firstMes") {
-            return Some(ImportKind::Character);
+            return Some(AssetKind::Character);
         }
         if o.contains_key("mes")
             || o.contains_key("chat_metadata")
             || (o.contains_key("user_name") && o.contains_key("character_name"))
         {
-            return Some(ImportKind::Chat);
+            return Some(AssetKind::Chat);
         }
     }
     None
 }
 
-fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: ImportKind, stem: &str) -> Result<Imported> {
+fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: AssetKind, stem: &str) -> Result<Imported> {
     match kind {
-        ImportKind::Character => {
+        AssetKind::Character => {
             if v.get("firstMes").is_some() && v.get("data").is_none() {
                 let character: Character = native::parse_at(v, "")?;
                 return Ok(Imported::Character {
@@ -319,7 +248,7 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: ImportKind, stem: &str) -> Res
                 regex,
             })
         }
-        ImportKind::Lorebook => {
+        AssetKind::Lorebook => {
             if v.get("spec").and_then(Value::as_str) == Some("lorebook_v3") {
                 let data = v.get("data").ok_or_else(|| {
                     FormatError::at("data", "missing: a lorebook_v3 file needs `data`")
@@ -361,7 +290,7 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: ImportKind, stem: &str) -> Res
                 )?)),
             }
         }
-        ImportKind::Preset => {
+        AssetKind::Preset => {
             if v.get("basicPrompts").is_some() && !preset::looks_like_st_preset(v) {
                 return Ok(Imported::Preset {
                     preset: native::parse_at(v, "")?,
@@ -371,7 +300,7 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: ImportKind, stem: &str) -> Res
             let (preset, regex) = preset::from_st(ctx, v, stem)?;
             Ok(Imported::Preset { preset, regex })
         }
-        ImportKind::Regex => {
+        AssetKind::Regex => {
             let tavo_shaped = v
                 .get("entries")
                 .and_then(Value::as_array)
@@ -382,22 +311,22 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: ImportKind, stem: &str) -> Res
             }
             Ok(Imported::Regex(regex::from_st(ctx, v, stem)?))
         }
-        ImportKind::Persona => {
+        AssetKind::Persona => {
             let persona: Persona = native::parse_at(v, "")?;
             persona
                 .validate()
                 .map_err(|e| FormatError::whole(e.to_string()))?;
             Ok(Imported::Persona(persona))
         }
-        ImportKind::Chat => Err(FormatError::whole("expected a chat")),
+        AssetKind::Chat => Err(FormatError::whole("expected a chat")),
     }
 }
 
-fn read_native(ctx: &mut Ctx, env: &Value, kind: Option<ImportKind>) -> Result<Imported> {
-    let k: ImportKind = native::kind_of(env)
+fn read_native(ctx: &mut Ctx, env: &Value, kind: Option<AssetKind>) -> Result<Imported> {
+    let k: AssetKind = native::kind_of(env)
         .unwrap_or_default()
         .parse()
-        .map_err(|e: String| FormatError::at("kind", e))?;
+        .map_err(|e: UnknownKind| FormatError::at("kind", e.to_string()))?;
     check_kind(kind, k)?;
     if env
         .get("version")
@@ -411,20 +340,20 @@ fn read_native(ctx: &mut Ctx, env: &Value, kind: Option<ImportKind>) -> Result<I
         );
     }
     Ok(match k {
-        ImportKind::Character => Imported::Character {
+        AssetKind::Character => Imported::Character {
             character: native::data(env)?,
             avatar: native::avatar(env)?,
             lorebook: native::optional(env, "lorebook")?,
             regex: native::optional(env, "regex")?,
         },
-        ImportKind::Persona => Imported::Persona(native::data(env)?),
-        ImportKind::Preset => Imported::Preset {
+        AssetKind::Persona => Imported::Persona(native::data(env)?),
+        AssetKind::Preset => Imported::Preset {
             preset: native::data(env)?,
             regex: native::optional(env, "regex")?,
         },
-        ImportKind::Lorebook => Imported::Lorebook(native::data(env)?),
-        ImportKind::Regex => Imported::Regex(native::data(env)?),
-        ImportKind::Chat => {
+        AssetKind::Lorebook => Imported::Lorebook(native::data(env)?),
+        AssetKind::Regex => Imported::Regex(native::data(env)?),
+        AssetKind::Chat => {
             let chat: Chat = native::data(env)?;
             let mut messages: Vec<Message> = native::optional(env, "messages")?.unwrap_or_default();
             for (i, m) in messages.iter_mut().enumerate() {
@@ -536,17 +465,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kinds_parse_singular_and_plural() {
-        assert_eq!(
-            "characters".parse::<ImportKind>(),
-            Ok(ImportKind::Character)
-        );
-        assert_eq!("Regexes".parse::<ImportKind>(), Ok(ImportKind::Regex));
-        assert_eq!("lorebook".parse::<ImportKind>(), Ok(ImportKind::Lorebook));
-        assert!("cards".parse::<ImportKind>().is_err());
-    }
-
-    #[test]
     fn errors_include_the_file_name() {
         let e = import_bytes(
             b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00",
@@ -565,12 +483,12 @@ mod tests {
 
     #[test]
     fn forced_kind_mismatch_is_refused() {
-        let e = import_bytes(br#"{"entries":{}}"#, "w.json", Some(ImportKind::Preset)).unwrap_err();
+        let e = import_bytes(br#"{"entries":{}}"#, "w.json", Some(AssetKind::Preset)).unwrap_err();
         assert!(e.to_string().starts_with("w.json"), "{e}");
         assert!(import_bytes(b"  ", "x.json", None).is_err());
         assert!(matches!(
             import_bytes(b"", "x.jsonl", None).map(|o| o.imported.kind()),
-            Ok(ImportKind::Chat)
+            Ok(AssetKind::Chat)
         ));
     }
 }

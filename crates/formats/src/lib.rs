@@ -31,4 +31,4 @@ pub use export::{
     ExportFormat, export_character, export_chat, export_lorebook, export_persona, export_preset,
     export_regex,
 };
-pub use import::{ImportKind, ImportOutcome, Imported, import_bytes};
+pub use import::{ImportOutcome, Imported, import_bytes};

@@ -5,11 +5,12 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::Path;
 use tavo_formats::{
-    ExportFormat, ImportKind, Imported, export_character, export_chat, export_lorebook,
-    export_preset, export_regex, import_bytes,
+    ExportFormat, Imported, export_character, export_chat, export_lorebook, export_preset,
+    export_regex, import_bytes,
 };
 use tavo_model::{
-    LorebookPosition, RegexPlacement, RegexTiming, Role, SecondaryKeywordStrategy, Substitution,
+    AssetKind, LorebookPosition, RegexPlacement, RegexTiming, Role, SecondaryKeywordStrategy,
+    Substitution,
 };
 
 fn data(name: &str) -> Vec<u8> {
@@ -26,29 +27,29 @@ fn codes(out: &tavo_formats::ImportOutcome) -> Vec<String> {
 }
 
 /// Each fixture: the kind it must import as, and warning codes that must be reported.
-const FIXTURES: &[(&str, ImportKind, &[&str])] = &[
+const FIXTURES: &[(&str, AssetKind, &[&str])] = &[
     (
         "card-bom-v2.json",
-        ImportKind::Character,
+        AssetKind::Character,
         &["encoding.bom", "value.coerced"],
     ),
-    ("card-v1.json", ImportKind::Character, &["card.v1"]),
+    ("card-v1.json", AssetKind::Character, &["card.v1"]),
     (
         "card-numbers-as-strings.json",
-        ImportKind::Character,
+        AssetKind::Character,
         &["value.coerced"],
     ),
     (
         "worldinfo-original-data.json",
-        ImportKind::Lorebook,
+        AssetKind::Lorebook,
         &["lorebook.position"],
     ),
-    ("chat-crlf.jsonl", ImportKind::Chat, &[]),
-    ("chat-header-only.jsonl", ImportKind::Chat, &[]),
-    ("chat-empty.jsonl", ImportKind::Chat, &["chat.empty"]),
-    ("regex-array.json", ImportKind::Regex, &[]),
-    ("regex-tavojs-import.json", ImportKind::Regex, &[]),
-    ("preset-no-order.json", ImportKind::Preset, &[]),
+    ("chat-crlf.jsonl", AssetKind::Chat, &[]),
+    ("chat-header-only.jsonl", AssetKind::Chat, &[]),
+    ("chat-empty.jsonl", AssetKind::Chat, &["chat.empty"]),
+    ("regex-array.json", AssetKind::Regex, &[]),
+    ("regex-tavojs-import.json", AssetKind::Regex, &[]),
+    ("preset-no-order.json", AssetKind::Preset, &[]),
 ];
 
 fn export_main(imp: &Imported, f: ExportFormat) -> Vec<u8> {
@@ -110,7 +111,7 @@ fn fixtures_import_with_expected_warnings_and_round_trip() {
             let first = export_main(&out.imported, f);
             let again = import_bytes(
                 &first,
-                if *kind == ImportKind::Chat && f != ExportFormat::Tavo {
+                if *kind == AssetKind::Chat && f != ExportFormat::Tavo {
                     "x.jsonl"
                 } else {
                     "x.json"
@@ -250,7 +251,7 @@ fn chats_crlf_header_only_and_empty() {
             .expect("import")
             .imported
             .kind(),
-        ImportKind::Chat
+        AssetKind::Chat
     );
 }
 
@@ -374,7 +375,7 @@ fn png_refusals_name_the_file() {
         e.to_string().contains("junk.png") && e.to_string().contains("base64"),
         "{e}"
     );
-    let e = import_bytes(&png_with(&[]), "p.png", Some(ImportKind::Lorebook)).unwrap_err();
+    let e = import_bytes(&png_with(&[]), "p.png", Some(AssetKind::Lorebook)).unwrap_err();
     assert!(e.message.contains("character"), "{e}");
 }
 

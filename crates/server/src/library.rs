@@ -3,9 +3,9 @@
 //! imported over HTTP lands exactly as one imported from the terminal.
 
 use serde_json::{Map, Value, json};
-use tavo_formats::{ExportFormat, ImportKind, Warning};
-use tavo_model::{ChatId, Lorebook, Persona, RegexGroup};
-use tavo_store::{AssetKind, Store};
+use tavo_formats::{ExportFormat, Warning};
+use tavo_model::{AssetKind, ChatId, Lorebook, Persona, RegexGroup};
+use tavo_store::Store;
 use tavo_tools::library::store_imported;
 
 use crate::error::{ApiError, ApiResult};
@@ -14,7 +14,7 @@ use crate::error::{ApiError, ApiResult};
 #[derive(Debug, Clone)]
 pub struct Created {
     /// What it was.
-    pub kind: ImportKind,
+    pub kind: AssetKind,
     /// Its name.
     pub name: String,
     /// The seed's id names, main object first (`characterId`, `lorebookId`, `regexId`, …).
@@ -45,7 +45,7 @@ pub fn import_file(
     store: &Store,
     bytes: &[u8],
     file_name: &str,
-    kind: Option<ImportKind>,
+    kind: Option<AssetKind>,
 ) -> ApiResult<Created> {
     let outcome = tavo_formats::import_bytes(bytes, file_name, kind).map_err(|e| {
         ApiError::new(

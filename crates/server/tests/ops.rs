@@ -166,7 +166,7 @@ async fn writes_that_need_confirmation_run_only_when_confirmed() {
     assert_eq!(env["error"]["details"]["needsConfirmation"], true);
     assert!(
         s.store
-            .asset_json(tavo_store::AssetKind::Character, id)
+            .asset_json(tavo_model::AssetKind::Character, id)
             .expect("read")
             .is_some()
     );
@@ -181,7 +181,7 @@ async fn writes_that_need_confirmation_run_only_when_confirmed() {
     assert_eq!(status, 200, "{env}");
     assert!(
         s.store
-            .asset_json(tavo_store::AssetKind::Character, id)
+            .asset_json(tavo_model::AssetKind::Character, id)
             .expect("read")
             .is_none()
     );

@@ -17,56 +17,18 @@ use tavo_model::{Character, Chat, Lorebook, NameMatch, Persona, Preset, RegexGro
 use crate::error::{Result, StoreError};
 use crate::store::{Tx, now};
 
-/// The kinds of stored assets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AssetKind {
-    Character,
-    Persona,
-    Preset,
-    Lorebook,
-    Regex,
-    Chat,
+/// The kinds of stored assets: the model's one enum (every door parses kind names with it),
+/// re-exported because this crate's API takes it.
+pub use tavo_model::AssetKind;
+
+/// The asset table of each kind.
+pub(crate) trait AssetTable {
+    /// The SQL table name.
+    fn table(self) -> &'static str;
 }
 
-impl AssetKind {
-    /// Every kind, in the order the CLI lists them.
-    pub const ALL: [AssetKind; 6] = [
-        AssetKind::Character,
-        AssetKind::Persona,
-        AssetKind::Preset,
-        AssetKind::Lorebook,
-        AssetKind::Regex,
-        AssetKind::Chat,
-    ];
-
-    /// The singular name the seed and the CLI use (`character`, …, `regex`, `chat`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AssetKind::Character => "character",
-            AssetKind::Persona => "persona",
-            AssetKind::Preset => "preset",
-            AssetKind::Lorebook => "lorebook",
-            AssetKind::Regex => "regex",
-            AssetKind::Chat => "chat",
-        }
-    }
-
-    /// Parses a kind name, singular or plural, case-insensitively (`characters`, `Regexes`).
-    pub fn parse(name: &str) -> Option<Self> {
-        let name = name.trim().to_ascii_lowercase();
-        let kind = match name.as_str() {
-            "character" | "characters" | "char" | "chars" => AssetKind::Character,
-            "persona" | "personas" => AssetKind::Persona,
-            "preset" | "presets" => AssetKind::Preset,
-            "lorebook" | "lorebooks" | "worldinfo" | "world-info" => AssetKind::Lorebook,
-            "regex" | "regexes" | "regexps" => AssetKind::Regex,
-            "chat" | "chats" => AssetKind::Chat,
-            _ => return None,
-        };
-        Some(kind)
-    }
-
-    pub(crate) fn table(self) -> &'static str {
+impl AssetTable for AssetKind {
+    fn table(self) -> &'static str {
         match self {
             AssetKind::Character => "characters",
             AssetKind::Persona => "personas",
@@ -75,12 +37,6 @@ impl AssetKind {
             AssetKind::Regex => "regex_groups",
             AssetKind::Chat => "chats",
         }
-    }
-}
-
-impl std::fmt::Display for AssetKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

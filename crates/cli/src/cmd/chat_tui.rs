@@ -14,8 +14,9 @@ use tavo_engine::{
     CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
     Response,
 };
+use tavo_model::AssetKind;
 use tavo_model::ChatId;
-use tavo_store::{AssetKind, Store};
+use tavo_store::Store;
 use tavo_tools::{GenerationKind, Question, Services, UserAnswer, builtin_registry};
 
 use crate::context::Context;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use tavo_store::AssetKind;
+use tavo_model::AssetKind;
 
 use crate::context::Context;
 use crate::library::{open_store, parse_kind};

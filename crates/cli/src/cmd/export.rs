@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use tavo_formats::ExportFormat;
-use tavo_store::{AssetKind, Store, StoreError};
+use tavo_model::AssetKind;
+use tavo_store::{Store, StoreError};
 
 use crate::context::Context;
 use crate::library::{open_store, parse_kind};

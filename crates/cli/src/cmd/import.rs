@@ -12,7 +12,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
-use tavo_formats::{ImportKind, Warning};
+use tavo_formats::Warning;
+use tavo_model::AssetKind;
 use tavo_store::Store;
 use tavo_tools::library::store_imported;
 
@@ -33,19 +34,21 @@ pub struct ImportArgs {
     pub paths: Vec<PathBuf>,
     /// Force the kind instead of detecting it: character, persona, preset, lorebook, regex, chat.
     #[arg(long, value_parser = parse_import_kind)]
-    pub kind: Option<ImportKind>,
+    pub kind: Option<AssetKind>,
     /// Print one JSON object per file: path, kind, name, the created ids, warnings.
     #[arg(long)]
     pub json: bool,
 }
 
-fn parse_import_kind(value: &str) -> Result<ImportKind, String> {
-    value.parse()
+fn parse_import_kind(value: &str) -> Result<AssetKind, String> {
+    value
+        .parse()
+        .map_err(|e: tavo_model::UnknownKind| e.to_string())
 }
 
 /// What one imported file created.
 struct Created {
-    kind: ImportKind,
+    kind: AssetKind,
     name: String,
     /// The seed's id names, main object first (`characterId`, `lorebookId`, `regexId`, …).
     ids: Vec<(&'static str, Option<i64>)>,
@@ -162,7 +165,7 @@ fn import_file(
     store: &Store,
     file: &Path,
     shown: &str,
-    kind: Option<ImportKind>,
+    kind: Option<AssetKind>,
 ) -> anyhow::Result<Created> {
     let bytes =
         std::fs::read(file).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;

@@ -11,10 +11,11 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use tavo_model::AssetKind;
 use tavo_model::{
     Character, Chat, ChatId, Lorebook, Message, Persona, Preset, RegexGroup, ValidationErrors,
 };
-use tavo_store::{Asset, AssetKind, AssetSummary, Store, StoreError};
+use tavo_store::{Asset, AssetSummary, Store, StoreError};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;

@@ -7,7 +7,8 @@ use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tavo_formats::{ExportFormat, ImportKind};
+use tavo_formats::ExportFormat;
+use tavo_model::AssetKind;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::library::{export as export_asset, formats_of, import_file, mime_of};
@@ -51,17 +52,15 @@ pub async fn import(
         limits.upload_total,
     )
     .await?;
-    let mut kind: Option<ImportKind> = None;
+    let mut kind: Option<AssetKind> = None;
     for part in &parts {
         if let Part::Field { name, value } = part
             && name == "kind"
             && !value.trim().is_empty()
         {
-            kind = Some(
-                value
-                    .parse()
-                    .map_err(|e: String| ApiError::bad_request(format!("kind: {e}")))?,
-            );
+            kind = Some(value.parse().map_err(|e: tavo_model::UnknownKind| {
+                ApiError::bad_request(format!("kind: {e}"))
+            })?);
         }
     }
     let mut results = Vec::new();

@@ -14,9 +14,9 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tavo_formats::{ImportKind, Imported, import_bytes};
-use tavo_model::{Character, Lorebook, Persona, Preset, RegexGroup};
-use tavo_store::{Asset, AssetKind, Store};
+use tavo_formats::{Imported, import_bytes};
+use tavo_model::{AssetKind, Character, Lorebook, Persona, Preset, RegexGroup};
+use tavo_store::{Asset, Store};
 
 use crate::context::{OpContext, store_error};
 use crate::error::{ErrorCode, ToolError};
@@ -160,7 +160,7 @@ struct Names {
     create: (&'static str, Safety),
     update: (&'static str, Safety),
     delete: &'static str,
-    import: Option<(&'static str, Safety, &'static str, ImportKind)>,
+    import: Option<(&'static str, Safety, &'static str, AssetKind)>,
     keywords: &'static [&'static str],
     /// Human noun for descriptions.
     noun: &'static str,
@@ -318,13 +318,13 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
     )?;
     if let Some((name, safety, field, import_kind)) = n.import {
         let what = match import_kind {
-            ImportKind::Character => {
+            AssetKind::Character => {
                 "A character card: CCv3 {spec, data}, CCv2, bare card data, or a SillyTavern character."
             }
-            ImportKind::Preset => {
+            AssetKind::Preset => {
                 "A SillyTavern chat-completion preset (prompts, prompt_order, …); name optional."
             }
-            ImportKind::Lorebook => {
+            AssetKind::Lorebook => {
                 "A lorebook: CCv3 character_book / lorebook_v3, SillyTavern World Info, or Tavo native."
             }
             _ => {
@@ -352,7 +352,7 @@ fn import_one(
     store: &Store,
     value: Value,
     field: &str,
-    kind: ImportKind,
+    kind: AssetKind,
 ) -> Result<Outcome, ToolError> {
     let bytes = serde_json::to_vec(&value).map_err(|_| ToolError::internal("importing"))?;
     let outcome = import_bytes(&bytes, &format!("{field}.json"), Some(kind)).map_err(|e| {
@@ -422,7 +422,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
                 "character.import",
                 Safety::Confirm,
                 "card",
-                ImportKind::Character,
+                AssetKind::Character,
             )),
             keywords: &["character", "card", "bot", "role", "角色"],
             noun: "character",
@@ -455,7 +455,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
                 "preset.import",
                 Safety::Confirm,
                 "preset",
-                ImportKind::Preset,
+                AssetKind::Preset,
             )),
             keywords: &["preset", "prompt", "system prompt", "entries", "预设"],
             noun: "preset",
@@ -474,7 +474,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
                 "lorebook.import",
                 Safety::Confirm,
                 "lorebook",
-                ImportKind::Lorebook,
+                AssetKind::Lorebook,
             )),
             keywords: &["lorebook", "world info", "worldbook", "lore", "世界书"],
             noun: "lorebook",
@@ -489,7 +489,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             create: ("regex.create", Safety::Confirm),
             update: ("regex.update", Safety::Confirm),
             delete: "regex.delete",
-            import: Some(("regex.import", Safety::Confirm, "regex", ImportKind::Regex)),
+            import: Some(("regex.import", Safety::Confirm, "regex", AssetKind::Regex)),
             keywords: &[
                 "regex",
                 "regular expression",
