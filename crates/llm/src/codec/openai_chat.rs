@@ -62,14 +62,11 @@ fn assistant_message(m: &Message) -> Value {
             _ => None,
         })
         .collect();
-    msg.insert(
-        "content".into(),
-        if text.is_empty() && !calls.is_empty() {
-            Value::Null
-        } else {
-            Value::String(text)
-        },
-    );
+    // Always a string, `""` beside tool calls: OpenAI allows `null` there, but
+    // llama-cpp-python types an assistant message's content as `NotRequired[str]` and answers
+    // a `null` with HTTP 500, and chat templates of other local servers read the key as text.
+    // An empty string is what every server accepts (OpenAI, vLLM, Ollama, llama.cpp, LM Studio).
+    msg.insert("content".into(), Value::String(text));
     // Native reasoning fields (`reasoning_content`, `reasoning_details`) go back as received.
     for p in &m.parts {
         if let Part::Reasoning {
@@ -584,6 +581,70 @@ pub(super) fn decode_body(body: &Value, out: &mut Vec<StreamEvent>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool round as a local server receives it: llama-cpp-python's request schema
+    /// (`ChatCompletionRequestAssistantMessage.content: NotRequired[str]`) accepts this body;
+    /// with `"content": null` on the assistant turn it answered HTTP 500.
+    const LLAMA_CPP_TOOL_HISTORY: &str = r#"{
+        "model": "smollm2",
+        "messages": [
+            {"role": "user", "content": "Save a note named todo.txt that says buy milk."},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "tavo_file_save", "arguments": "{\"name\":\"todo.txt\",\"content\":\"buy milk\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "{\"ok\":true}"}
+        ]
+    }"#;
+
+    fn tool_history() -> Vec<Message> {
+        vec![
+            Message::text(Role::User, "Save a note named todo.txt that says buy milk."),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolCall {
+                    id: "call_1".into(),
+                    name: "tavo_file_save".into(),
+                    arguments: json!({"name": "todo.txt", "content": "buy milk"}),
+                    native: None,
+                }],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult {
+                    call_id: "call_1".into(),
+                    name: "tavo_file_save".into(),
+                    content: r#"{"ok":true}"#.into(),
+                    is_error: false,
+                }],
+            },
+        ]
+    }
+
+    #[test]
+    fn an_assistant_turn_with_only_tool_calls_sends_empty_string_content() {
+        let req = ChatRequest::new("smollm2", tool_history());
+        let encoded = encode(&req, &req.messages).expect("encodes");
+        let want: Value = serde_json::from_str(LLAMA_CPP_TOOL_HISTORY).expect("fixture");
+        assert_eq!(encoded.body["messages"], want["messages"]);
+        // No message of any role carries a null content.
+        let messages = encoded.body["messages"].as_array().expect("messages");
+        assert!(
+            messages.iter().all(|m| m["content"].is_string()),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn an_assistant_turn_with_text_and_tool_calls_keeps_its_text() {
+        let mut history = tool_history();
+        history[1].parts.insert(0, Part::text("Saving it."));
+        let req = ChatRequest::new("smollm2", history);
+        let encoded = encode(&req, &req.messages).expect("encodes");
+        assert_eq!(encoded.body["messages"][1]["content"], "Saving it.");
+        assert_eq!(
+            encoded.body["messages"][1]["tool_calls"][0]["function"]["name"],
+            "tavo_file_save"
+        );
+    }
 
     #[test]
     fn details_with_the_same_index_merge() {
