@@ -14,6 +14,7 @@
 //! - [`library`]: import/export glue between `tavo-formats` and `tavo-store`.
 //! - [`replies`]: replies started in the engine, their status on the global stream.
 //! - [`routes`]: one module per group of routes, and the router with its OpenAPI document.
+//! - [`static_app`]: the browser app (`web/`, embedded at build time) at `/`.
 //! - [`Server`]: binding, serving, graceful shutdown.
 
 pub mod config;
@@ -26,6 +27,7 @@ pub mod routes;
 pub mod security;
 pub mod sse;
 pub mod state;
+pub mod static_app;
 pub mod upload;
 
 use std::future::Future;

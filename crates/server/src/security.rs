@@ -4,9 +4,10 @@
 //! - **Host check** (DNS rebinding): a page on `evil.example` whose name is re-pointed at
 //!   127.0.0.1 sends `Host: evil.example`; only `localhost`, IP literals and configured names
 //!   pass.
-//! - **Authentication**: with a token configured, every route except `GET /api/health` and
-//!   the login route needs `Authorization: Bearer <token>` or the session cookie the login
-//!   route sets (HttpOnly, SameSite=Strict, holding a digest of the token, not the token).
+//! - **Authentication**: with a token configured, every route except `GET /api/health`, the
+//!   login route and the browser app's files (GET outside `/api/`) needs
+//!   `Authorization: Bearer <token>` or the session cookie the login route sets (HttpOnly,
+//!   SameSite=Strict, holding a digest of the token, not the token).
 //! - **CSRF**: a request that changes state must carry the bearer header or the custom header
 //!   [`CSRF_HEADER`]. A cross-site HTML form can send neither, and a cross-site `fetch` that
 //!   adds one triggers a CORS preflight, which this server never approves (no CORS headers at
@@ -169,7 +170,11 @@ impl Guard {
                 ));
             }
         }
-        let public = PUBLIC.iter().any(|(m, p)| *m == method && *p == path);
+        // The browser app's files (everything outside /api/) are public: the login screen must
+        // load before the token is known. They hold nothing of the library.
+        let app_file =
+            matches!(*method, Method::GET | Method::HEAD) && crate::static_app::is_app_path(path);
+        let public = app_file || PUBLIC.iter().any(|(m, p)| *m == method && *p == path);
         let bearer = self.bearer_ok(headers);
         if bearer == Some(false) {
             return Err(unauthorized("the bearer token is wrong"));

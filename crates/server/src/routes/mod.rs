@@ -1,6 +1,7 @@
 //! The router: every route, grouped by body limit, with the OpenAPI document collected from
 //! the handlers' `#[utoipa::path]` annotations.
 
+pub mod app_support;
 pub mod assets;
 pub mod connections;
 pub mod events;
@@ -62,6 +63,11 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(replies::answer))
         .routes(routes!(replies::chat_reply))
         .routes(routes!(events::reply))
+        .routes(routes!(app_support::list_chats, app_support::create_chat))
+        .routes(routes!(app_support::choose_swipe))
+        .routes(routes!(app_support::list_settings))
+        .routes(routes!(app_support::set_setting))
+        .routes(routes!(app_support::test_connection))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
@@ -91,12 +97,12 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
                 async move { ([(http::header::CONTENT_TYPE, "application/json")], doc) }
             }),
         )
-        .fallback(not_found)
+        .fallback(crate::static_app::fallback)
         .with_state(state);
     (router, api)
 }
 
-async fn not_found() -> ApiError {
+pub(crate) async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",

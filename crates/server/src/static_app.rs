@@ -1,0 +1,257 @@
+//! The browser app: the files of `web/`, embedded at build time (see `build.rs`), served at `/`.
+//!
+//! - A path naming an embedded file gets it, with its content type and an `ETag` (a digest of
+//!   its bytes; `If-None-Match` → 304). Vendored libraries live under versioned folders
+//!   (`/vendor/preact-11.2.0/…`), so they are cached as immutable; the app's own files are
+//!   revalidated (`no-cache`) and cost a 304 when unchanged.
+//! - Text files carry gzip and brotli copies compressed by `build.rs`; the smallest one the
+//!   client accepts is sent (`Vary: Accept-Encoding`).
+//! - Any other GET outside `/api/` that accepts `text/html` is a screen of the app
+//!   (`/chats/12`, `/characters/3`, `/settings`): it gets `index.html`, whose script reads the
+//!   address. Everything else keeps the API's JSON 404.
+//!
+//! These files are public (the login screen must load before the token is known); the guard
+//! still applies the host check to them, and every `/api/` route stays behind the token.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+/// One embedded file.
+#[derive(Debug)]
+pub struct Asset {
+    /// Its URL path (`/index.html`, `/app/main.js`).
+    pub path: &'static str,
+    /// The bytes as written.
+    pub body: &'static [u8],
+    /// A gzip copy, when smaller.
+    pub gzip: Option<&'static [u8]>,
+    /// A brotli copy, when smaller.
+    pub brotli: Option<&'static [u8]>,
+    /// The quoted entity tag.
+    pub etag: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
+
+/// The embedded file at `path`, if any.
+pub fn asset(path: &str) -> Option<&'static Asset> {
+    let path = if path == "/" { "/index.html" } else { path };
+    ASSETS.iter().find(|a| a.path == path)
+}
+
+/// Whether `path` is an app address rather than an API one.
+pub fn is_app_path(path: &str) -> bool {
+    path != "/api" && !path.starts_with("/api/")
+}
+
+fn content_type(path: &str) -> &'static str {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "woff2" => "font/woff2",
+        "webp" => "image/webp",
+        _ => "text/plain; charset=utf-8",
+    }
+}
+
+/// The page's policy: scripts only from this origin (plus the inline import map, by digest),
+/// no plugins, no framing by other sites.
+fn csp() -> String {
+    let map = if IMPORT_MAP_HASH.is_empty() {
+        String::new()
+    } else {
+        format!(" 'sha256-{IMPORT_MAP_HASH}'")
+    };
+    format!(
+        "default-src 'self'; script-src 'self'{map}; style-src 'self' 'unsafe-inline'; \
+         img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+fn accepts(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';');
+            let value = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    == Some(0.0)
+            });
+            !refused && value.eq_ignore_ascii_case(token)
+        })
+}
+
+/// Serves `asset` for a request with these headers.
+pub fn respond(asset: &'static Asset, method: &Method, headers: &HeaderMap) -> Response {
+    let mut response = Response::new(Body::empty());
+    let h = response.headers_mut();
+    h.insert(header::ETAG, HeaderValue::from_static(asset.etag));
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if asset.path.starts_with("/vendor/") {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        }),
+    );
+    if asset.path.ends_with(".html") {
+        if let Ok(v) = HeaderValue::from_str(&csp()) {
+            h.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+        h.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        );
+    }
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().trim_start_matches("W/") == asset.etag || t.trim() == "*");
+    if fresh {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        return response;
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(asset.path)),
+    );
+    let (bytes, encoding) = match (asset.brotli, asset.gzip) {
+        (Some(br), _) if accepts(headers, header::ACCEPT_ENCODING, "br") => (br, Some("br")),
+        (_, Some(gz)) if accepts(headers, header::ACCEPT_ENCODING, "gzip") => (gz, Some("gzip")),
+        _ => (asset.body, None),
+    };
+    if let Some(encoding) = encoding {
+        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    if *method != Method::HEAD {
+        *response.body_mut() = Body::from(bytes);
+    }
+    response
+}
+
+/// The router's fallback: an embedded file, the app for a screen address, else the API's 404.
+pub async fn fallback(method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    let path = uri.path();
+    if (method == Method::GET || method == Method::HEAD) && is_app_path(path) {
+        if let Some(asset) = asset(path) {
+            return respond(asset, &method, &headers);
+        }
+        // A screen of the app (not a missing script or image, which keep their 404).
+        let last = path.rsplit('/').next().unwrap_or_default();
+        if accepts(&headers, header::ACCEPT, "text/html")
+            && !last.contains('.')
+            && let Some(index) = asset("/index.html")
+        {
+            return respond(index, &method, &headers);
+        }
+    }
+    crate::routes::not_found().await.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str, accept: &str, encoding: &str) -> Response {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_str(accept).unwrap_or(HeaderValue::from_static("*/*")),
+        );
+        headers.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_str(encoding).unwrap_or(HeaderValue::from_static("identity")),
+        );
+        let uri: Uri = path.parse().unwrap_or_default();
+        let rt = tokio::runtime::Builder::new_current_thread().build();
+        let Ok(rt) = rt else {
+            panic!("no runtime");
+        };
+        rt.block_on(fallback(Method::GET, uri, headers))
+    }
+
+    #[test]
+    fn the_index_is_embedded_with_its_policy() {
+        let r = request("/", "text/html", "br, gzip");
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers()[header::CONTENT_ENCODING], "br");
+        let csp = r.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap_or_default();
+        assert!(csp.contains("'sha256-"), "{csp}");
+        assert!(r.headers().contains_key(header::ETAG));
+    }
+
+    #[test]
+    fn screens_get_the_index_and_the_api_keeps_its_404() {
+        for path in ["/chats/12", "/characters/3", "/settings"] {
+            let r = request(path, "text/html,application/xhtml+xml", "gzip");
+            assert_eq!(r.status(), StatusCode::OK, "{path}");
+            assert_eq!(
+                r.headers()[header::CONTENT_TYPE],
+                "text/html; charset=utf-8"
+            );
+            assert_eq!(r.headers()[header::CONTENT_ENCODING], "gzip");
+        }
+        assert_eq!(
+            request("/api/nothing", "text/html", "").status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            request("/chats/12", "application/json", "").status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            request("/app/missing.js", "text/html", "").status(),
+            StatusCode::NOT_FOUND
+        );
+    }
+
+    #[test]
+    fn a_matching_etag_is_not_modified_and_vendor_files_are_immutable() {
+        let Some(a) = ASSETS
+            .iter()
+            .find(|a| a.path.starts_with("/vendor/") && a.path.ends_with(".mjs"))
+        else {
+            panic!("no vendored file embedded");
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static(a.etag));
+        let r = respond(a, &Method::GET, &headers);
+        assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+        assert!(
+            r.headers()[header::CACHE_CONTROL]
+                .to_str()
+                .unwrap_or_default()
+                .contains("immutable")
+        );
+        let r = respond(a, &Method::GET, &HeaderMap::new());
+        assert_eq!(
+            r.headers()[header::CONTENT_TYPE],
+            "text/javascript; charset=utf-8"
+        );
+        assert!(!r.headers().contains_key(header::CONTENT_ENCODING));
+    }
+}

@@ -1,0 +1,62 @@
+// A chat (/chats/{id}): its messages, the live reply, the composer, and what the reply waits
+// for (a confirmation or a question).
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { link } from '../router.js';
+import { chatView, openChat, leaveChat, currentReply, renameChat, toast, errorText } from '../store.js';
+import { MessageList } from './MessageList.js';
+import { Composer } from './Composer.js';
+import { ConfirmDialog } from './ConfirmDialog.js';
+import { AskUserForm } from './AskUserForm.js';
+
+/** @param {{id: number}} props */
+export function ChatView({ id }) {
+  useEffect(() => {
+    openChat(id);
+    return () => leaveChat();
+  }, [id]);
+  const chat = chatView.chat.value;
+  const error = chatView.error.value;
+  const reply = currentReply.value;
+  const pending = reply ? reply.pending.value : null;
+  if (error)
+    return html`<section class="screen"><p class="error" role="alert">${error}</p>
+      <p><a href="/chats" onClick=${link}>All chats</a></p></section>`;
+  return html`<section class="chat" aria-label="Chat">
+    <${ChatHeader} />
+    <${MessageList} />
+    ${reply && reply.error.value ? html`<p class="reply-error error" role="alert">${reply.error.value}</p>` : null}
+    ${reply && reply.warnings.value.length ? html`<p class="reply-warning muted" role="status">${reply.warnings.value.join(' · ')}</p>` : null}
+    ${pending && pending.interaction === 'question' ? html`<${AskUserForm} pending=${pending} />` : null}
+    <${Composer} disabled=${!chat} />
+    ${pending && pending.interaction === 'confirmation' ? html`<${ConfirmDialog} pending=${pending} />` : null}
+  </section>`;
+}
+
+function ChatHeader() {
+  const chat = chatView.chat.value;
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState('');
+  if (!chat) return html`<header class="chat-head"><span class="muted" aria-busy="true">Loading…</span></header>`;
+  /** @param {Event} e */
+  const save = async (e) => {
+    e.preventDefault();
+    try {
+      await renameChat(name.trim());
+      setEditing(false);
+    } catch (err) {
+      toast(errorText(err), 'error');
+    }
+  };
+  return html`<header class="chat-head">
+    ${editing
+      ? html`<form class="row grow" onSubmit=${save}>
+          <input class="grow" aria-label="Chat name" value=${name} onInput=${(/** @type {any} */ e) => setName(e.currentTarget.value)} />
+          <button type="submit" class="small">Save</button><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button></form>`
+      : html`<h1 class="grow">${chat.name || 'Chat ' + chat.id}</h1>
+          <button type="button" class="small" onClick=${() => { setName(chat.name); setEditing(true); }}>Rename</button>`}
+    <span class="members">${chat.characters.map(
+      (c) => html`<a key=${c.id} href=${'/characters/' + c.id} onClick=${link}>${c.name}</a>`,
+    )}${chat.persona ? html` · as ${chat.persona.name}` : null}</span>
+  </header>`;
+}

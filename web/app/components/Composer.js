@@ -1,0 +1,41 @@
+// The composer: the message box (Enter sends, Shift+Enter breaks the line), Send or Stop, and
+// the other kinds of reply.
+import { html } from '../html.js';
+import { chatView, currentReply, setDraft, startReply, stopReply, toast, errorText } from '../store.js';
+
+/** @param {{disabled: boolean}} props */
+export function Composer({ disabled }) {
+  const reply = currentReply.value;
+  const live = !!reply && reply.status.value !== 'finished' && !reply.error.value;
+  const draft = chatView.draft.value;
+  /** @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} kind */
+  const go = (kind) => startReply(kind, draft.trim()).catch((e) => toast(errorText(e), 'error'));
+  /** @param {Event} e */
+  const submit = (e) => {
+    e.preventDefault();
+    if (!live && draft.trim()) go('normal');
+  };
+  return html`<form class="composer" onSubmit=${submit} aria-label="Composer">
+    <textarea aria-label="Message" placeholder="Message" rows="2" value=${draft} disabled=${disabled}
+      onInput=${(/** @type {any} */ e) => setDraft(e.currentTarget.value)}
+      onKeyDown=${(/** @type {KeyboardEvent} */ e) => {
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          if (!live && draft.trim()) go('normal');
+        }
+      }}></textarea>
+    <div class="composer-actions">
+      ${live
+        ? html`<button type="button" class="danger" onClick=${() => stopReply().catch((e) => toast(errorText(e), 'error'))}>Stop</button>`
+        : html`<button type="submit" class="primary" disabled=${disabled || !draft.trim()}>Send</button>`}
+      <details class="menu up">
+        <summary class="button" aria-label="More replies">⋯</summary>
+        <ul>
+          <li><button type="button" disabled=${live} onClick=${() => go('regenerate')}>Regenerate</button></li>
+          <li><button type="button" disabled=${live} onClick=${() => go('continue')}>Continue</button></li>
+          <li><button type="button" disabled=${live} onClick=${() => go('impersonate')}>Impersonate</button></li>
+        </ul>
+      </details>
+    </div>
+  </form>`;
+}

@@ -1,0 +1,31 @@
+// A `confirm` tool call waits: show what it would do; Allow, Deny, or remember for this chat.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { decide, toast, errorText } from '../store.js';
+
+/** @param {{pending: import('../store.js').Pending}} props */
+export function ConfirmDialog({ pending }) {
+  const ref = useRef(/** @type {HTMLDialogElement|null} */ (null));
+  const [remember, setRemember] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => {
+      if (d && d.open) d.close();
+    };
+  }, [pending.pendingId]);
+  /** @param {'allow'|'deny'} choice */
+  const answer = (choice) =>
+    decide(choice, remember).catch((e) => toast(errorText(e), 'error'));
+  return html`<dialog ref=${ref} class="confirm" aria-labelledby="confirm-title"
+      onCancel=${(/** @type {Event} */ e) => { e.preventDefault(); answer('deny'); }}>
+    <h2 id="confirm-title">Allow <code>${pending.tool}</code>?</h2>
+    <p>The model wants to run a tool that changes your library${pending.safety ? ` (${pending.safety})` : ''}.</p>
+    <pre class="arguments" aria-label="Arguments">${JSON.stringify(pending.arguments ?? {}, null, 2)}</pre>
+    <label class="check"><input type="checkbox" checked=${remember} onChange=${(/** @type {any} */ e) => setRemember(e.currentTarget.checked)} /> Remember for this tool in this chat</label>
+    <div class="row end">
+      <button type="button" onClick=${() => answer('deny')}>Deny</button>
+      <button type="button" class="primary" onClick=${() => answer('allow')}>Allow</button>
+    </div>
+  </dialog>`;
+}

@@ -1,0 +1,122 @@
+// The messages of the open chat, windowed: the DOM holds at most MAX messages around what is
+// on screen, so a chat of 100,000 messages costs what one of 50 does. Scrolling near the top
+// widens the window upwards and, past the loaded pages, fetches the previous page; the far
+// end of the window is dropped. The scroll position is kept on the message that was on screen.
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { chatView, currentReply, loadOlder } from '../store.js';
+import { MessageItem, StreamingItem } from './MessageItem.js';
+
+const WINDOW = 40;
+const STEP = 25;
+const MAX = 90;
+const EDGE = 400;
+
+export function MessageList() {
+  const msgs = chatView.messages.value;
+  const reply = currentReply.value;
+  const scroller = useRef(/** @type {HTMLDivElement|null} */ (null));
+  const content = useRef(/** @type {HTMLDivElement|null} */ (null));
+  const stick = useRef(true);
+  const firstFloor = useRef(/** @type {number|null} */ (null));
+  const anchor = useRef(/** @type {{key: string, top: number} | null} */ (null));
+  const [win, setWin] = useState({ start: Math.max(0, msgs.length - WINDOW), end: msgs.length });
+
+  // Keep the window on the same messages when pages are prepended, and on the tail when the
+  // user is at the bottom.
+  useLayoutEffect(() => {
+    const first = msgs.length ? msgs[0].floor : null;
+    const prepended = firstFloor.current != null && first != null && first < firstFloor.current
+      ? msgs.findIndex((m) => m.floor === firstFloor.current)
+      : 0;
+    firstFloor.current = first;
+    setWin((w) => {
+      let start = w.start + Math.max(0, prepended);
+      let end = w.end + Math.max(0, prepended);
+      if (stick.current || end > msgs.length || w.end === 0) {
+        end = msgs.length;
+        start = Math.max(0, Math.min(start, end - WINDOW));
+        if (end - start > MAX) start = end - MAX;
+      }
+      if (start > end) start = Math.max(0, end - WINDOW);
+      return start === w.start && end === w.end ? w : { start, end };
+    });
+  }, [msgs]);
+
+  const remember = () => {
+    const el = scroller.current;
+    if (!el) return;
+    const top = el.scrollTop;
+    for (const child of /** @type {HTMLElement[]} */ ([...(content.current?.children || [])])) {
+      if (child.offsetTop + child.offsetHeight > top && child.dataset.key) {
+        anchor.current = { key: child.dataset.key, top: child.offsetTop - top };
+        return;
+      }
+    }
+  };
+
+  // After the window moved: put the remembered message back where it was, or stay at the bottom.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    if (stick.current) {
+      el.scrollTop = el.scrollHeight;
+    } else if (anchor.current) {
+      const node = /** @type {HTMLElement|null} */ (content.current?.querySelector(`[data-key="${anchor.current.key}"]`) || null);
+      if (node) el.scrollTop = node.offsetTop - anchor.current.top;
+    }
+    anchor.current = null;
+  }, [win]);
+
+  // A streaming reply grows the content: follow it while the user is at the bottom.
+  useEffect(() => {
+    const el = scroller.current;
+    const inner = content.current;
+    if (!el || !inner || typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    ro.observe(inner);
+    return () => ro.disconnect();
+  }, []);
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (!el) return;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < EDGE) {
+      if (win.start > 0) {
+        remember();
+        const start = Math.max(0, win.start - STEP);
+        setWin({ start, end: Math.min(win.end, start + MAX) });
+      } else if (chatView.hasMore.value && !chatView.loadingOlder.value) {
+        loadOlder();
+      }
+    } else if (el.scrollHeight - el.scrollTop - el.clientHeight < EDGE && win.end < msgs.length) {
+      remember();
+      const end = Math.min(msgs.length, win.end + STEP);
+      setWin({ start: Math.max(win.start, end - MAX), end });
+    }
+  };
+
+  const shown = msgs.slice(win.start, win.end);
+  const lastAssistant = [...msgs].reverse().find((m) => m.role === 'assistant');
+  const streamingId = reply && reply.status.value !== 'finished' ? reply.messageId.value : null;
+  const streamingShown = reply && streamingId != null && msgs.some((m) => m.id === streamingId);
+  const atTail = win.end === msgs.length;
+  return html`<div class="messages" ref=${scroller} onScroll=${onScroll} tabIndex="0" aria-label="Messages">
+    <div class="messages-inner" ref=${content} role="log" aria-live="off">
+      ${win.start === 0 && !chatView.hasMore.value && msgs.length
+        ? html`<p class="muted start-of-chat">Start of the chat</p>`
+        : html`<p class="muted start-of-chat" aria-busy=${chatView.loadingOlder.value}>${chatView.loadingOlder.value ? 'Loading older messages…' : msgs.length ? 'Scroll up for older messages' : ''}</p>`}
+      ${shown.map((m) =>
+        m.id === streamingId && reply
+          ? html`<${StreamingItem} key=${m.id} message=${m} reply=${reply} />`
+          : html`<${MessageItem} key=${m.id} message=${m} isLast=${lastAssistant === m} />`,
+      )}
+      ${reply && !streamingShown && atTail && reply.kind !== 'impersonate' && reply.status.value !== 'finished' && !reply.error.value
+        ? html`<${StreamingItem} key="streaming" message=${null} reply=${reply} />`
+        : null}
+    </div>
+  </div>`;
+}

@@ -1,0 +1,35 @@
+// Message text → sanitised HTML, in the page: a streamed reply is re-rendered as its tokens
+// arrive (at most once per frame), which a server-side renderer could only do with a round
+// trip per token. marked parses, DOMPurify removes scripts, handlers and unsafe URLs.
+
+import { marked } from 'marked';
+import DOMPurify from 'dompurify';
+
+marked.setOptions({ gfm: true, breaks: true });
+
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
+
+/** @type {Map<string, string>} */
+const cache = new Map();
+
+/**
+ * @param {string} text
+ * @returns {string} sanitised HTML
+ */
+export function render(text) {
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const raw = /** @type {string} */ (marked.parse(text || '', { async: false }));
+  const out = DOMPurify.sanitize(raw, {
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
+    FORBID_ATTR: ['style'],
+  });
+  if (cache.size > 500) cache.clear();
+  cache.set(text, out);
+  return out;
+}

@@ -1,0 +1,45 @@
+// Every screen has its own address: the route is a signal derived from `location`, so
+// reload, back/forward and bookmarks all work.
+
+import { signal } from '@preact/signals';
+
+/**
+ * @typedef {{name: 'library'} | {name: 'character', id: number} | {name: 'chat', id: number}
+ *   | {name: 'chats'} | {name: 'settings'} | {name: 'notfound', path: string}} Route
+ */
+
+/** @param {string} path @returns {Route} */
+export function parse(path) {
+  const p = path.replace(/\/+$/, '') || '/';
+  let m;
+  if (p === '/' || p === '/characters') return { name: 'library' };
+  if ((m = /^\/characters\/(\d+)$/.exec(p))) return { name: 'character', id: Number(m[1]) };
+  if ((m = /^\/chats\/(\d+)$/.exec(p))) return { name: 'chat', id: Number(m[1]) };
+  if (p === '/chats') return { name: 'chats' };
+  if (p === '/settings') return { name: 'settings' };
+  return { name: 'notfound', path: p };
+}
+
+export const route = signal(parse(location.pathname));
+
+/** @param {string} path @param {{replace?: boolean}} [opts] */
+export function navigate(path, opts = {}) {
+  if (path === location.pathname) return;
+  if (opts.replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  route.value = parse(location.pathname);
+  window.scrollTo(0, 0);
+}
+
+addEventListener('popstate', () => {
+  route.value = parse(location.pathname);
+});
+
+/** Same-origin links navigate in the app: `<a href="/chats/3" onClick=${link}>`. @param {MouseEvent} e */
+export function link(e) {
+  const a = /** @type {HTMLElement} */ (e.currentTarget);
+  const href = a.getAttribute('href');
+  if (!href || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  navigate(href);
+}

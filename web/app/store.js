@@ -1,0 +1,609 @@
+// All the app's state, as signals, in one place; components read them and call the actions
+// below. Nothing here decides anything the server decides: each action is one or two calls of
+// the HTTP API.
+
+import { signal, batch } from '@preact/signals';
+import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthorizedHandler } from './api.js';
+
+/**
+ * @typedef {{id: number, name: string, revision: number, avatar?: string, createdAt: string, updatedAt: string}} Summary
+ * @typedef {{callId: string, tool: string, status: string, label?: string, errorCode?: string, truncated?: boolean}} ToolCard
+ * @typedef {{id: number, floor: number, role: string, content: string, reasoning?: string, hidden: boolean,
+ *   name?: string, characterId?: number, swipes?: string[], swipeId?: number, toolCalls?: ToolCard[], sendDate?: string}} Message
+ * @typedef {{id: number, name: string, revision: number, characters: {id: number, name: string}[],
+ *   persona?: {id: number, name: string} | null}} Chat
+ * @typedef {{pendingId: number, interaction: 'confirmation'|'question', tool: string, callId: string,
+ *   safety?: string, arguments?: any, question?: {question: string, options: {value: string, label: string, description?: string}[],
+ *   allowOther: boolean, defaultValue?: string, placeholder?: string}}} Pending
+ */
+
+// ---- session ------------------------------------------------------------------------------
+
+/** 'checking' | 'login' | 'ready' */
+export const session = signal(/** @type {'checking'|'login'|'ready'} */ ('checking'));
+export const authRequired = signal(false);
+
+setUnauthorizedHandler(() => {
+  session.value = 'login';
+});
+
+export async function checkSession() {
+  try {
+    const health = await get('/api/health');
+    authRequired.value = !!health.authRequired;
+    if (health.authRequired) {
+      // Whether the session cookie is still good.
+      await get('/api/replies');
+    }
+    session.value = 'ready';
+    startGlobalEvents();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) session.value = 'login';
+    else {
+      session.value = 'ready';
+      toast(errorText(e), 'error');
+    }
+  }
+}
+
+/** @param {string} token */
+export async function login(token) {
+  await post('/api/session', { token });
+  session.value = 'ready';
+  startGlobalEvents();
+}
+
+export async function logout() {
+  await del('/api/session');
+  session.value = 'login';
+}
+
+// ---- toasts -------------------------------------------------------------------------------
+
+/** @type {import('@preact/signals').Signal<{id: number, text: string, kind: string}[]>} */
+export const toasts = signal([]);
+let toastId = 0;
+
+/** @param {string} text @param {'info'|'error'|'ok'} [kind] */
+export function toast(text, kind = 'info') {
+  const id = ++toastId;
+  toasts.value = [...toasts.value, { id, text, kind }].slice(-4);
+  setTimeout(() => dismiss(id), kind === 'error' ? 8000 : 4000);
+}
+
+/** @param {number} id */
+export function dismiss(id) {
+  toasts.value = toasts.value.filter((t) => t.id !== id);
+}
+
+/** Words for an error, as the CLI shows them. @param {any} e */
+export function errorText(e) {
+  if (e instanceof ApiError) return e.message;
+  return String(e && e.message ? e.message : e);
+}
+
+// ---- library ------------------------------------------------------------------------------
+
+/** @type {import('@preact/signals').Signal<Summary[] | null>} */
+export const characters = signal(null);
+/** @type {import('@preact/signals').Signal<Summary[] | null>} */
+export const personas = signal(null);
+/** The last import's per-file results. @type {import('@preact/signals').Signal<any[] | null>} */
+export const importResults = signal(null);
+export const importing = signal(false);
+
+export async function loadCharacters() {
+  try {
+    characters.value = await get('/api/library/character');
+  } catch (e) {
+    toast(errorText(e), 'error');
+    if (characters.value === null) characters.value = [];
+  }
+}
+
+export async function loadPersonas() {
+  try {
+    personas.value = await get('/api/library/persona');
+  } catch (e) {
+    toast(errorText(e), 'error');
+  }
+}
+
+/** @param {File[]} files */
+export async function importAll(files) {
+  if (!files.length) return;
+  importing.value = true;
+  try {
+    const answer = await importFiles(files);
+    importResults.value = answer.results;
+    toast(`${answer.imported} imported, ${answer.failed} failed`, answer.failed ? 'error' : 'ok');
+    await loadCharacters();
+  } catch (e) {
+    toast(errorText(e), 'error');
+  } finally {
+    importing.value = false;
+  }
+}
+
+/** @param {string} kind @param {number} id */
+export async function deleteAsset(kind, id) {
+  await del(`/api/library/${kind}/${id}`);
+  if (kind === 'character') await loadCharacters();
+  if (kind === 'persona') await loadPersonas();
+}
+
+/** @param {{name: string, description?: string, firstMes?: string, personality?: string, scenario?: string}} fields */
+export async function createCharacter(fields) {
+  const answer = await post('/api/library/character', fields);
+  await loadCharacters();
+  return /** @type {number} */ (answer.id);
+}
+
+/** @param {{name: string, description?: string}} fields */
+export async function createPersona(fields) {
+  const answer = await post('/api/library/persona', fields);
+  await loadPersonas();
+  return /** @type {number} */ (answer.id);
+}
+
+/** Makes one persona the default (`active`); each write carries the revision it read. @param {number} id */
+export async function setDefaultPersona(id) {
+  for (const p of personas.value || []) {
+    const full = await get(`/api/library/persona/${p.id}`);
+    const active = p.id === id;
+    if (!!full.active !== active) await put(`/api/library/persona/${p.id}`, { ...full, active });
+  }
+  await loadPersonas();
+}
+
+/** @param {{characters: number[], name?: string, persona?: number}} spec @returns {Promise<number>} */
+export async function createChat(spec) {
+  const answer = await post('/api/chats', spec);
+  return answer.id;
+}
+
+// ---- live replies everywhere (badges) -----------------------------------------------------
+
+/** chatId → {replyId, status, pendingId?}. @type {import('@preact/signals').Signal<Record<number, {replyId: string, status: string, pendingId?: number}>>} */
+export const liveReplies = signal({});
+/** Bumped on `library` events, so screens that show the library re-read it. */
+export const libraryTick = signal(0);
+
+let globalAbort = /** @type {AbortController | null} */ (null);
+
+function startGlobalEvents() {
+  if (globalAbort) return;
+  globalAbort = new AbortController();
+  get('/api/replies')
+    .then((list) => {
+      /** @type {Record<number, any>} */
+      const map = {};
+      for (const r of list) map[r.chatId] = { replyId: r.replyId, status: r.status, pendingId: r.pending?.pendingId };
+      liveReplies.value = map;
+    })
+    .catch(() => {});
+  followSse('/api/events', {
+    signal: globalAbort.signal,
+    onEvent(ev) {
+      if (ev.event === 'reply') {
+        const d = ev.data;
+        const next = { ...liveReplies.value };
+        if (d.status === 'running' || d.status === 'waiting') {
+          next[d.chatId] = { replyId: d.replyId, status: d.status, pendingId: d.pendingId };
+        } else delete next[d.chatId];
+        liveReplies.value = next;
+      } else if (ev.event === 'library') {
+        libraryTick.value++;
+        if (ev.data.kind === 'character') loadCharacters();
+      } else if (ev.event === 'reload') {
+        libraryTick.value++;
+      }
+    },
+  }).catch(() => {
+    globalAbort = null;
+  });
+}
+
+// ---- the open chat ------------------------------------------------------------------------
+
+export const PAGE = 50;
+
+/**
+ * The chat on screen: its object, the loaded messages (a contiguous tail of the chat, grown
+ * page by page towards the start), and whether older ones exist.
+ */
+export const chatView = {
+  id: signal(/** @type {number|null} */ (null)),
+  chat: signal(/** @type {Chat|null} */ (null)),
+  messages: signal(/** @type {Message[]} */ ([])),
+  total: signal(0),
+  hasMore: signal(false),
+  loadingOlder: signal(false),
+  error: signal(/** @type {string|null} */ (null)),
+  /** The composer's text (impersonate fills it). */
+  draft: signal(''),
+};
+
+/** @param {number} id */
+export async function openChat(id) {
+  batch(() => {
+    chatView.id.value = id;
+    chatView.chat.value = null;
+    chatView.messages.value = [];
+    chatView.error.value = null;
+    chatView.draft.value = drafts.get(id) || '';
+    // A reply this page already follows shows at once (Stop, not Send), before any request.
+    currentReply.value = replies.get(id) || null;
+  });
+  try {
+    const [chat, page] = await Promise.all([get(`/api/library/chat/${id}`), get(`/api/chats/${id}/messages?limit=${PAGE}`)]);
+    if (chatView.id.value !== id) return;
+    batch(() => {
+      chatView.chat.value = chat;
+      chatView.messages.value = page.messages;
+      chatView.total.value = page.total;
+      chatView.hasMore.value = page.hasMore;
+    });
+    resumeReply(id);
+  } catch (e) {
+    if (chatView.id.value === id) chatView.error.value = errorText(e);
+  }
+}
+
+/** Drafts per chat, kept while the app is open. @type {Map<number, string>} */
+const drafts = new Map();
+/** @param {string} text */
+export function setDraft(text) {
+  chatView.draft.value = text;
+  if (chatView.id.value != null) drafts.set(chatView.id.value, text);
+}
+
+/** Re-reads the newest page and merges it over what is loaded. */
+export async function refreshTail() {
+  const id = chatView.id.value;
+  if (id == null) return;
+  const page = await get(`/api/chats/${id}/messages?limit=${PAGE}`);
+  if (chatView.id.value !== id) return;
+  const first = page.messages.length ? page.messages[0].floor : page.total;
+  const keep = chatView.messages.value.filter((m) => m.floor < first);
+  batch(() => {
+    chatView.messages.value = [...keep, ...page.messages];
+    chatView.total.value = page.total;
+    if (!keep.length) chatView.hasMore.value = page.hasMore;
+  });
+}
+
+/** Loads the page before the first loaded message. */
+export async function loadOlder() {
+  const id = chatView.id.value;
+  const msgs = chatView.messages.value;
+  if (id == null || !chatView.hasMore.value || chatView.loadingOlder.value) return;
+  const before = msgs.length ? msgs[0].floor : chatView.total.value;
+  chatView.loadingOlder.value = true;
+  try {
+    const page = await get(`/api/chats/${id}/messages?limit=${PAGE * 2}&before=${before}`);
+    if (chatView.id.value !== id) return;
+    batch(() => {
+      chatView.messages.value = [...page.messages, ...chatView.messages.value];
+      chatView.hasMore.value = page.hasMore;
+    });
+  } catch (e) {
+    toast(errorText(e), 'error');
+  } finally {
+    chatView.loadingOlder.value = false;
+  }
+}
+
+/** @param {Message} m @param {{content?: string, hidden?: boolean}} change */
+export async function editMessage(m, change) {
+  const id = chatView.id.value;
+  if (id == null) return;
+  await op(
+    'tavo_message_update',
+    { message: { id: m.id, content: change.content ?? m.content, hidden: change.hidden ?? m.hidden } },
+    { chat: id },
+  );
+  await refreshTail();
+  replaceLoaded(m.id, { content: change.content ?? m.content, hidden: change.hidden ?? m.hidden });
+}
+
+/** @param {number} messageId @param {Partial<Message>} fields */
+function replaceLoaded(messageId, fields) {
+  chatView.messages.value = chatView.messages.value.map((x) => (x.id === messageId ? { ...x, ...fields } : x));
+}
+
+/** @param {Message} m */
+export async function deleteMessage(m) {
+  const id = chatView.id.value;
+  if (id == null) return;
+  await op('tavo_message_delete', { id: m.id }, { chat: id, confirm: true });
+  chatView.messages.value = chatView.messages.value.filter((x) => x.id !== m.id);
+  await refreshTail();
+}
+
+/** @param {Message} m @param {number} index */
+export async function chooseSwipe(m, index) {
+  const id = chatView.id.value;
+  if (id == null) return;
+  const updated = await put(`/api/chats/${id}/messages/${m.id}/swipe`, { index });
+  replaceLoaded(m.id, updated);
+}
+
+/** @param {string} name */
+export async function renameChat(name) {
+  const chat = chatView.chat.value;
+  if (!chat) return;
+  const full = await get(`/api/library/chat/${chat.id}`);
+  const written = await put(`/api/library/chat/${chat.id}`, { ...full, name });
+  chatView.chat.value = { ...full, name, revision: written.revision };
+}
+
+// ---- replies ------------------------------------------------------------------------------
+
+/**
+ * What the page knows of one reply, built from its event stream only.
+ * @typedef {{
+ *   replyId: string, chatId: number, kind: string,
+ *   messageId: import('@preact/signals').Signal<number|null>,
+ *   text: import('@preact/signals').Signal<string>,
+ *   reasoning: import('@preact/signals').Signal<string>,
+ *   tools: import('@preact/signals').Signal<ToolCard[]>,
+ *   pending: import('@preact/signals').Signal<Pending|null>,
+ *   status: import('@preact/signals').Signal<string>,
+ *   warnings: import('@preact/signals').Signal<string[]>,
+ *   error: import('@preact/signals').Signal<string|null>,
+ *   base: string, lastSeq: string|null, abort: AbortController | null,
+ * }} ReplyState
+ */
+
+/** The reply of each chat the page follows (kept when the user switches chats). @type {Map<number, ReplyState>} */
+const replies = new Map();
+/** The open chat's reply. @type {import('@preact/signals').Signal<ReplyState|null>} */
+export const currentReply = signal(null);
+
+/** @param {number} chatId @param {string} replyId @param {string} kind @param {string} [base] @returns {ReplyState} */
+function newReply(chatId, replyId, kind, base = '') {
+  return {
+    replyId,
+    chatId,
+    kind,
+    messageId: signal(null),
+    text: signal(''),
+    reasoning: signal(''),
+    tools: signal([]),
+    pending: signal(null),
+    status: signal('running'),
+    warnings: signal([]),
+    error: signal(null),
+    base,
+    lastSeq: null,
+    abort: null,
+  };
+}
+
+/** Text deltas are gathered and applied once per frame: a token never lays out the list. */
+/** @type {Map<ReplyState, {text: string, reasoning: string}>} */
+const pendingDeltas = new Map();
+let frame = 0;
+function flushDeltas() {
+  frame = 0;
+  batch(() => {
+    for (const [r, d] of pendingDeltas) {
+      if (d.text) r.text.value += d.text;
+      if (d.reasoning) r.reasoning.value += d.reasoning;
+    }
+  });
+  pendingDeltas.clear();
+}
+/** @param {ReplyState} r @param {'text'|'reasoning'} field @param {string} s */
+function queueDelta(r, field, s) {
+  let d = pendingDeltas.get(r);
+  if (!d) pendingDeltas.set(r, (d = { text: '', reasoning: '' }));
+  d[field] += s;
+  if (!frame) frame = requestAnimationFrame(flushDeltas);
+}
+
+/** @param {ReplyState} r */
+function follow(r) {
+  if (r.abort) return;
+  r.abort = new AbortController();
+  followSse(`/api/replies/${encodeURIComponent(r.replyId)}/events`, {
+    lastEventId: r.lastSeq,
+    signal: r.abort.signal,
+    onEvent(ev) {
+      if (ev.id) r.lastSeq = ev.id;
+      const d = ev.data || {};
+      switch (ev.event) {
+        case 'started':
+          r.messageId.value = d.messageId ?? null;
+          if (chatView.id.value === r.chatId) refreshTail().catch(() => {});
+          break;
+        case 'text_delta':
+          if (r.kind === 'impersonate') {
+            if (chatView.id.value === r.chatId) setDraft(chatView.draft.value + d.text);
+          } else queueDelta(r, 'text', d.text);
+          break;
+        case 'reasoning_delta':
+          queueDelta(r, 'reasoning', d.text);
+          break;
+        case 'tool_call': {
+          const list = r.tools.value.filter((t) => t.callId !== d.callId);
+          const at = r.tools.value.findIndex((t) => t.callId === d.callId);
+          const card = { callId: d.callId, tool: d.tool, status: d.status, label: d.label, errorCode: d.errorCode, truncated: d.truncated };
+          if (at >= 0) list.splice(at, 0, card);
+          else list.push(card);
+          r.tools.value = list;
+          break;
+        }
+        case 'waiting':
+          r.status.value = 'waiting';
+          r.pending.value = d;
+          break;
+        case 'resumed':
+          r.status.value = 'running';
+          if (r.pending.value && r.pending.value.pendingId === d.pendingId) r.pending.value = null;
+          break;
+        case 'warning':
+          r.warnings.value = [...r.warnings.value, d.message];
+          break;
+        case 'error':
+          r.error.value = d.message;
+          break;
+        case 'reload':
+          // Too far behind: the stored message holds the partial text; go on from the newest event.
+          r.lastSeq = String(d.lastEventId ?? r.lastSeq ?? '');
+          r.text.value = '';
+          refreshTail().catch(() => {});
+          r.abort = null;
+          setTimeout(() => follow(r), 0);
+          return true;
+        case 'finished':
+          flushDeltas();
+          if (r.kind === 'impersonate' && d.text && chatView.id.value === r.chatId) setDraft(d.text);
+          r.status.value = d.status || 'finished';
+          r.pending.value = null;
+          if (d.status === 'failed' && !r.error.value) r.error.value = 'the reply failed';
+          finish(r);
+          return true;
+      }
+      return false;
+    },
+  }).catch((e) => {
+    r.error.value = errorText(e);
+    finish(r);
+  });
+}
+
+/** @param {ReplyState} r */
+async function finish(r) {
+  r.abort = null;
+  if (chatView.id.value === r.chatId) {
+    try {
+      await refreshTail();
+    } catch {
+      /* shown by the next action */
+    }
+  }
+  if (replies.get(r.chatId) === r) replies.delete(r.chatId);
+  // Keep the ended reply on screen only for its error.
+  if (currentReply.value === r) currentReply.value = r.error.value ? r : null;
+  const next = { ...liveReplies.value };
+  delete next[r.chatId];
+  liveReplies.value = next;
+}
+
+/** Attaches the open chat to its live reply, if it has one (after a switch or a reload). @param {number} chatId */
+async function resumeReply(chatId) {
+  const known = replies.get(chatId);
+  if (known) {
+    currentReply.value = known;
+    follow(known);
+    return;
+  }
+  currentReply.value = null;
+  try {
+    const live = await get(`/api/chats/${chatId}/reply`);
+    if (chatView.id.value !== chatId || replies.has(chatId)) return;
+    const r = newReply(chatId, live.replyId, 'normal');
+    replies.set(chatId, r);
+    currentReply.value = r;
+    follow(r);
+  } catch {
+    /* no live reply */
+  }
+}
+
+/**
+ * Sends the composer's text (a normal reply), or starts another kind of reply.
+ * @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} kind
+ * @param {string} [text]
+ */
+export async function startReply(kind, text) {
+  const chatId = chatView.id.value;
+  if (chatId == null) return;
+  let answer;
+  let base = '';
+  if (kind === 'normal') {
+    answer = await post(`/api/chats/${chatId}/messages`, { content: text || '' });
+    setDraft('');
+  } else {
+    if (kind === 'continue') {
+      const last = [...chatView.messages.value].reverse().find((m) => m.role === 'assistant');
+      base = last ? last.content : '';
+    }
+    if (kind === 'impersonate') setDraft('');
+    answer = await post(`/api/chats/${chatId}/replies`, { type: kind });
+  }
+  const r = newReply(chatId, answer.replyId, kind, base);
+  replies.set(chatId, r);
+  if (chatView.id.value === chatId) currentReply.value = r;
+  liveReplies.value = { ...liveReplies.value, [chatId]: { replyId: r.replyId, status: 'running' } };
+  follow(r);
+  if (kind === 'normal') refreshTail().catch(() => {});
+}
+
+export async function stopReply() {
+  const r = currentReply.value;
+  if (!r) return;
+  await post(`/api/replies/${encodeURIComponent(r.replyId)}/cancel`);
+}
+
+/** @param {'allow'|'deny'} decision @param {boolean} remember */
+export async function decide(decision, remember) {
+  const r = currentReply.value;
+  const p = r && r.pending.value;
+  if (!r || !p) return;
+  await post(`/api/replies/${encodeURIComponent(r.replyId)}/confirm`, { pendingId: p.pendingId, decision, remember });
+  r.pending.value = null;
+}
+
+/** @param {{kind: 'option', value: string} | {kind: 'custom', text: string} | {kind: 'cancelled'}} answer */
+export async function answerQuestion(answer) {
+  const r = currentReply.value;
+  const p = r && r.pending.value;
+  if (!r || !p) return;
+  await post(`/api/replies/${encodeURIComponent(r.replyId)}/answer`, { pendingId: p.pendingId, answer });
+  r.pending.value = null;
+}
+
+/** Stops following every reply's stream when leaving a chat (they keep running on the server). */
+export function leaveChat() {
+  for (const r of replies.values()) {
+    if (r.abort) {
+      r.abort.abort();
+      r.abort = null;
+    }
+  }
+  currentReply.value = null;
+  chatView.id.value = null;
+}
+
+// ---- settings -----------------------------------------------------------------------------
+
+/** @type {import('@preact/signals').Signal<{connections: any[], default: string|null, global: any} | null>} */
+export const connections = signal(null);
+
+export async function loadConnections() {
+  try {
+    connections.value = await get('/api/connections');
+  } catch (e) {
+    toast(errorText(e), 'error');
+  }
+}
+
+/** @param {any} conn @param {string|null} original */
+export async function saveConnection(conn, original) {
+  connections.value = original
+    ? await put(`/api/connections/${encodeURIComponent(original)}`, conn)
+    : await post('/api/connections', conn);
+}
+
+/** @param {string} name */
+export async function removeConnection(name) {
+  connections.value = await del(`/api/connections/${encodeURIComponent(name)}`);
+}
+
+/** @param {string} name */
+export async function makeDefaultConnection(name) {
+  connections.value = await post(`/api/connections/${encodeURIComponent(name)}/default`);
+}
