@@ -19,6 +19,7 @@ fn skipped(rel: &str) -> bool {
         || name == "jsconfig.json"
         || name == "tsconfig.json"
         || name == "SHA256SUMS"
+        || name == "README.md"
         || name.ends_with(".d.ts")
         || name.ends_with(".map")
 }
