@@ -85,7 +85,7 @@ pub(crate) struct Inner {
     /// Checkpoints and status records of every live reply, written in batches.
     pub(crate) persister: Arc<Persister>,
     /// Admits [`BLOCKING_CONCURRENCY`] of the replies' library tasks at a time.
-    pub(crate) gate: tokio::sync::Semaphore,
+    pub(crate) gate: tavo_tools::Gate,
     /// Admits [`STARTING_CONCURRENCY`] replies at a time into their start.
     pub(crate) starting: Arc<tokio::sync::Semaphore>,
     /// The web fetcher and search client; each reply gets its own adapter (fetch cursors live
@@ -187,7 +187,7 @@ impl Engine {
                 prompt: Arc::new(PromptEngine::new()),
                 extensions,
                 persister,
-                gate: tokio::sync::Semaphore::new(BLOCKING_CONCURRENCY),
+                gate: tavo_tools::Gate::new(BLOCKING_CONCURRENCY),
                 starting: Arc::new(tokio::sync::Semaphore::new(STARTING_CONCURRENCY)),
                 web: None,
                 live: Mutex::new(HashMap::new()),
@@ -198,6 +198,19 @@ impl Engine {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The call path for a user's direct call (`tavo tool call`, `POST /api/ops/{name}`, MCP):
+    /// the same registry, services (a fresh web adapter per call, so fetch cursors live only
+    /// as long as it), extension runner and library gate that replies use.
+    pub fn dispatcher(&self) -> tavo_tools::Dispatcher {
+        tavo_tools::Dispatcher::new(
+            self.inner.store.clone(),
+            self.inner.registry.clone(),
+            self.inner.reply_services(),
+            self.inner.gate.clone(),
+        )
+        .with_extensions(self.inner.extensions.clone())
     }
 
     /// Marks replies a dead process left `running` or `waiting` as `cancelled` (seed: never

@@ -208,10 +208,11 @@ impl ReplyTask {
         if may_call && !self.settings.dynamic_loading {
             exposed.expose(services.extensions.all().into_iter().map(|t| t.name));
         }
-        let mut runner = CallRunner::new(
+        let mut runner = CallRunner::with_gate(
             self.inner.registry.clone(),
             services.clone(),
             self.inner.store.clone(),
+            self.inner.gate.clone(),
             self.chat,
             &self.id,
             self.limits,

@@ -116,7 +116,10 @@ impl Server {
             Arc::new(Services::default()),
             client,
             None,
-        );
+        )
+        // Replies started here, and `POST /api/ops/tavo_web_*`, get the web tools as
+        // `tavo chat` does.
+        .with_web();
         // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
         let recovered = tokio::task::spawn_blocking({
             let engine = engine.clone();

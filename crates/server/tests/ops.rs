@@ -186,3 +186,40 @@ async fn writes_that_need_confirmation_run_only_when_confirmed() {
             .is_none()
     );
 }
+
+/// `POST /api/ops/tavo_web_fetch` has the web service a reply has (it once answered
+/// `resource_not_found` at this door while `tavo chat` could fetch).
+#[tokio::test]
+async fn the_ops_door_fetches_the_web_as_a_reply_does() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 2048];
+            let _ = socket.read(&mut buf).await;
+            let body = "<html><head><title>Door</title></head><body><p>Same page at every door.</p></body></html>";
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(reply.as_bytes()).await;
+        }
+    });
+    let s = TestServer::start().await;
+    let chat = make_chat(&s.store, "web");
+    let (status, env) = json_of(
+        client()
+            .post(s.url(&format!("/api/ops/tavo_web_fetch?chat={chat}")))
+            .json(&json!({"url": format!("http://{addr}/")}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(status, 200, "{env}");
+    assert_eq!(env["ok"], true, "{env}");
+    assert!(env.to_string().contains("Same page at every door"), "{env}");
+}

@@ -8,6 +8,7 @@ use tavo_store::Store;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::extension::ExtensionRegistry;
+use crate::gate::Gate;
 use crate::operation::BoxFuture;
 use crate::registry::Registry;
 
@@ -85,6 +86,8 @@ pub struct OpContext {
     pub registry: Arc<Registry>,
     /// Tool names the model can already see this round (discovery skips them).
     pub shown: Arc<BTreeSet<String>>,
+    /// The gate every store call of a handler passes ([`OpContext::blocking`]).
+    pub gate: Gate,
 }
 
 impl std::fmt::Debug for OpContext {
@@ -104,6 +107,7 @@ impl OpContext {
             services: Arc::new(Services::default()),
             registry,
             shown: Arc::new(BTreeSet::new()),
+            gate: Gate::default(),
         }
     }
 
@@ -112,23 +116,19 @@ impl OpContext {
         self.chat.ok_or_else(|| {
             ToolError::new(
                 ErrorCode::ResourceNotFound,
-                "there is no current chat for this call; this tool works on the chat of the reply \
-                 (from the CLI pass --chat ID)",
+                "there is no chat for this call; this tool works on the chat the call is made in \
+                 (the chat of the reply, or the chat the caller names)",
             )
         })
     }
 
-    /// Runs blocking store work off the async executor and maps store errors to the envelope.
+    /// Runs blocking store work off the async executor, behind the caller's [`Gate`].
     pub async fn blocking<T, F>(&self, what: &'static str, f: F) -> Result<T, ToolError>
     where
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, ToolError> + Send + 'static,
     {
-        let store = self.store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
-            Ok(result) => result,
-            Err(_) => Err(ToolError::internal(what)),
-        }
+        self.gate.run(&self.store, what, f).await
     }
 }
 

@@ -4,7 +4,10 @@
 //! result budgets, discovery, approval policy and exposure rules.
 //!
 //! Code map:
-//! - [`registry`]: [`Registry`], the one call path (validate → run → budgets → envelope).
+//! - [`dispatch`]: [`Dispatcher`], the one call path of every door (JSON → call limit →
+//!   target → validation → approval → handler under the time-out → budgets → envelope), and
+//!   the [`Door`] trait by which a door confirms and asks. [`gate`]: the bound on library tasks.
+//! - [`registry`]: [`Registry`], operations by name, and their declarations.
 //! - [`operation`]: [`Operation`], [`OpSpec`], [`Safety`], [`Outcome`].
 //! - [`schema`], [`validate`]: strict schemas generated with schemars, validated with jsonschema.
 //! - [`error`]: the error codes and the envelope. [`budget`]: 64 KiB / 256 KiB budgets.
@@ -19,9 +22,11 @@ pub mod ask;
 pub mod budget;
 pub mod context;
 pub mod discovery;
+pub mod dispatch;
 pub mod error;
 pub mod exposure;
 pub mod extension;
+pub mod gate;
 pub mod library;
 pub mod operation;
 pub mod ops;
@@ -37,9 +42,14 @@ pub use approval::{Approval, ApprovalPolicy, Decision};
 pub use ask::{Question, UserAnswer};
 pub use budget::{REPLY_LIMIT, RESULT_LIMIT, ReplyBudget, ToolResult};
 pub use context::{OpContext, Services};
+pub use dispatch::{
+    CallScope, Confirmation, Dispatched, Dispatcher, Door, ExtensionRunner, PendingCall, ToolCall,
+    UnattendedDoor,
+};
 pub use error::{ErrorCode, ToolError};
 pub use exposure::{ExposedSet, GenerationKind, ToolSettings};
 pub use extension::{ExtensionRegistry, ExtensionSource};
+pub use gate::Gate;
 pub use operation::{OpSpec, Operation, Outcome, Residency, Safety};
 pub use registry::{CallStep, Completed, Registry, ToolDeclaration};
 

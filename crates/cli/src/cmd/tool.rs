@@ -1,10 +1,11 @@
 //! `tavo tool list [--json]` and `tavo tool call NAME JSON [--chat ID] [--yes]`.
 //!
-//! `call` takes exactly the path a model's call takes (strict validation, the same handler,
-//! budgets, the envelope) and prints the envelope on stdout. Writes whose contract asks for a
-//! confirmation, and tools the approval policy asks about, are refused unless `--yes`; a tool
-//! the policy denies is refused always. `tavo_ask_user` asks on the terminal when stdin is one
-//! and is cancelled otherwise.
+//! `call` takes the one call path of every door (`tavo_tools::Dispatcher`: strict validation
+//! once, the approval policy, the handler under `tools.callTimeoutSeconds`, budgets, the
+//! envelope), with the web tools a reply has, and prints the envelope on stdout. Writes whose
+//! contract asks for a confirmation, and tools the approval policy asks about, are refused
+//! unless `--yes`; a tool the policy denies is refused always. `tavo_ask_user` asks on the
+//! terminal when stdin is one and is cancelled otherwise.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -12,9 +13,11 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use tavo_tools::approval::{ApprovalPolicy, Decision, declined, refused};
-use tavo_tools::registry::complete;
-use tavo_tools::{CallStep, OpContext, Question, ReplyBudget, UserAnswer, builtin_registry};
+use tavo_tools::dispatch::{DoorFuture, PendingCall};
+use tavo_tools::{
+    CallScope, Confirmation, Door, Question, ToolCall, ToolError, ToolSettings, UserAnswer,
+    builtin_registry,
+};
 
 use crate::context::Context;
 
@@ -103,40 +106,14 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()?;
             let envelope = runtime.block_on(async {
-                let mut budget = ReplyBudget::default();
-                let Some(op) = registry.get(&name) else {
-                    let e = tavo_tools::ToolError::new(
-                        tavo_tools::ErrorCode::UnknownTool,
-                        format!("there is no tool named {name}; run `tavo tool list`"),
-                    );
-                    return Ok::<Value, anyhow::Error>(complete(Err(e), &mut budget).envelope);
-                };
-                let tool = op.tool_name().to_owned();
-                // Arguments are checked before anything else, exactly as at the model door.
-                if let Err(e) = op.validate(&if args.is_null() { json!({}) } else { args.clone() }) {
-                    return Ok(complete(Err(e), &mut budget).envelope);
-                }
-                let policy = ApprovalPolicy::load(&store).unwrap_or_default();
-                match policy.decide(chat, &tool, op.safety()) {
-                    Decision::Refuse => return Ok(complete(Err(refused(&tool)), &mut budget).envelope),
-                    Decision::Confirm if !yes => {
-                        eprintln!("{tool} changes your library and asks for confirmation; re-run with --yes to allow it");
-                        return Ok(complete(Err(declined(&tool)), &mut budget).envelope);
-                    }
-                    _ => {}
-                }
-                let mut op_ctx = OpContext::new(store.clone(), registry.clone(), chat);
-                op_ctx.services = std::sync::Arc::new(services(&store));
-                let mut step = registry.call(&tool, args, op_ctx, &mut budget).await;
-                loop {
-                    match step {
-                        CallStep::Finished(done) => return Ok(done.envelope),
-                        CallStep::Paused { question, resume } => {
-                            let answer = ask_on_terminal(&question)?;
-                            step = tavo_tools::Registry::resume(resume, answer, &mut budget).await;
-                        }
-                    }
-                }
+                let settings = ToolSettings::load(&store).unwrap_or_default();
+                let engine =
+                    tavo_engine::Engine::new(store.clone(), registry.clone(), Default::default())?;
+                let mut scope = CallScope::direct(chat, &settings);
+                let call = ToolCall::new("cli", name, args);
+                let door = TerminalDoor { yes };
+                let done = engine.dispatcher().call(&mut scope, &call, &door).await;
+                Ok::<Value, anyhow::Error>(done.completed.envelope)
             })?;
             println!("{}", serde_json::to_string_pretty(&envelope)?);
             let ok = envelope.get("ok").and_then(Value::as_bool).unwrap_or(false);
@@ -149,23 +126,37 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The services a call from the terminal gets: the web tools (with the saved default search
-/// API); no image or TTS provider exists yet.
-fn services(store: &tavo_store::Store) -> tavo_tools::Services {
-    let web = tavo_web::WebFetcher::new(tavo_tools::web::load_fetch_policy(store))
-        .ok()
-        .map(|fetcher| {
-            let settings = tavo_tools::web::load_search_settings(store);
-            let client = tavo_web::search::TavilyClient::new().ok();
-            std::sync::Arc::new(tavo_tools::web::WebAdapter::new(
-                std::sync::Arc::new(fetcher),
-                client,
-                &settings,
-            )) as std::sync::Arc<dyn tavo_tools::context::WebTools>
+/// The terminal's door: `--yes` is the user's consent to calls that ask for confirmation
+/// (without it they are refused with what to do); questions are asked on the terminal.
+struct TerminalDoor {
+    yes: bool,
+}
+
+impl Door for TerminalDoor {
+    fn confirm<'a>(
+        &'a self,
+        call: PendingCall<'a>,
+    ) -> DoorFuture<'a, Result<Confirmation, ToolError>> {
+        let result = if self.yes {
+            Ok(Confirmation::Allow { remember: false })
+        } else {
+            let tool = call.tool;
+            eprintln!("{tool} asks for confirmation; re-run with --yes to allow it");
+            Err(ToolError::denied(format!(
+                "{tool} asks for confirmation and was not run; pass --yes to allow it"
+            ))
+            .with_details(json!({ "needsConfirmation": true })))
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn ask<'a>(&'a self, _call: PendingCall<'a>, question: Question) -> DoorFuture<'a, UserAnswer> {
+        // The terminal blocks while the user types; nothing else runs on this runtime.
+        let answer = ask_on_terminal(&question).unwrap_or_else(|e| {
+            eprintln!("error: cannot read the answer: {e}");
+            UserAnswer::Cancelled
         });
-    tavo_tools::Services {
-        web,
-        ..Default::default()
+        Box::pin(std::future::ready(answer))
     }
 }
 

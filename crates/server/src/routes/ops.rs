@@ -1,8 +1,9 @@
 //! The operation door: `GET /api/ops` lists every operation of the registry the model uses,
 //! `POST /api/ops/{name}` calls one with JSON arguments and answers the strict envelope.
 //!
-//! The call takes exactly the model's path (strict validation, the same handler, budgets, the
-//! envelope). The HTTP caller is the user (or their own program), so an operation whose
+//! The call takes the one call path of every door (`tavo_tools::Dispatcher`: strict validation
+//! once, the approval policy, the handler under `tools.callTimeoutSeconds`, budgets, the
+//! envelope), with the services replies get (web fetch and search). The HTTP caller is the user (or their own program), so an operation whose
 //! contract asks for confirmation runs only with `?confirm=true` — the UI shows its dialog
 //! first — and the approval policy's `deny` refuses it always. An operation that would pause
 //! for the user (`tavo_ask_user`) is answered as cancelled: over plain HTTP there is nobody to
@@ -16,10 +17,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tavo_tools::approval::{ApprovalPolicy, Decision, declined, refused};
+use tavo_tools::approval::declined;
 use tavo_tools::registry::complete;
 use tavo_tools::{
-    CallStep, ErrorCode, OpContext, Registry, ReplyBudget, Safety, ToolError, UserAnswer,
+    CallScope, ErrorCode, ReplyBudget, Safety, ToolCall, ToolError, ToolSettings, UnattendedDoor,
 };
 
 use crate::error::{ErrorBody, status_of_tool_code};
@@ -113,7 +114,7 @@ pub async fn call(
         }
     };
     let chat = query.chat;
-    let done = run_call(&state, &name, args, query, &mut budget).await;
+    let done = run_call(&state, &name, args, query).await;
     let changed = done.error.is_none()
         && state
             .registry
@@ -133,46 +134,27 @@ async fn run_call(
     name: &str,
     args: Value,
     query: CallQuery,
-    budget: &mut ReplyBudget,
 ) -> tavo_tools::Completed {
-    let Some(op) = state.registry.get(name) else {
-        let e = ToolError::new(
-            ErrorCode::UnknownTool,
-            format!("there is no operation named {name}; GET /api/ops lists them"),
-        );
-        return complete(Err(e), budget);
-    };
-    let tool = op.tool_name().to_owned();
-    let args = if args.is_null() { json!({}) } else { args };
-    // Arguments first, exactly as at the model door.
-    if let Err(e) = op.validate(&args) {
-        return complete(Err(e), budget);
-    }
-    let policy: ApprovalPolicy = state
-        .blocking(ApprovalPolicy::load)
+    let settings = state
+        .blocking(|store| Ok(ToolSettings::load(store).unwrap_or_default()))
         .await
         .unwrap_or_default();
-    match policy.decide(query.chat, &tool, op.safety()) {
-        Decision::Refuse => return complete(Err(refused(&tool)), budget),
-        Decision::Confirm if !query.confirm => {
-            let e = declined(&tool).with_details(json!({
-                "needsConfirmation": true,
-                "hint": "repeat the call with ?confirm=true once the user has agreed",
-            }));
-            return complete(Err(e), budget);
-        }
-        _ => {}
-    }
-    let ctx = OpContext::new(state.store.clone(), state.registry.clone(), query.chat);
-    let mut step = state.registry.call(&tool, args, ctx, budget).await;
-    loop {
-        match step {
-            CallStep::Finished(done) => return done,
-            CallStep::Paused { resume, .. } => {
-                step = Registry::resume(resume, UserAnswer::Cancelled, budget).await;
-            }
-        }
-    }
+    let mut scope = CallScope::direct(query.chat, &settings);
+    let door = UnattendedDoor {
+        confirmed: query.confirm,
+        refusal: needs_confirmation,
+    };
+    let call = ToolCall::new("http", name, args);
+    let dispatcher = state.replies.engine().dispatcher();
+    dispatcher.call(&mut scope, &call, &door).await.completed
+}
+
+/// What a call that asks for confirmation answers without `?confirm=true`.
+fn needs_confirmation(tool: &str) -> ToolError {
+    declined(tool).with_details(json!({
+        "needsConfirmation": true,
+        "hint": "repeat the call with ?confirm=true once the user has agreed",
+    }))
 }
 
 fn envelope_response(done: tavo_tools::Completed) -> Response {

@@ -1,0 +1,537 @@
+//! The one path every tool call takes, whichever door it came through: a model's call inside a
+//! reply, `tavo tool call`, `POST /api/ops/{name}`, and later MCP and TavoJS.
+//!
+//! The gates, in order:
+//! 1. arguments that are not JSON → `invalid_arguments`;
+//! 2. the scope's call limit → `limit_exceeded` (the call does not run);
+//! 3. the target: a built-in operation or an extension tool; under a reply, only tools the
+//!    model was shown (and only by their model-door name) → `unknown_tool`;
+//! 4. strict validation of the arguments, once;
+//! 5. the approval policy: `deny` → `permission_denied`; `ask` → the [`Door`] confirms;
+//! 6. the handler under the per-call time-out (`tools.callTimeoutSeconds`); a pause for the
+//!    user stops the clock and the [`Door`] asks;
+//! 7. the result budgets and the envelope.
+//!
+//! Doors differ only in how they confirm and ask ([`Door`]) and in the [`CallScope`] they call
+//! in; nothing here knows which door it is.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tavo_store::Store;
+
+use crate::approval::{Approval, ApprovalPolicy, Decision, declined, refused};
+use crate::ask::{Question, UserAnswer};
+use crate::budget::{ReplyBudget, ToolResult};
+use crate::context::{OpContext, Services};
+use crate::error::{ErrorCode, ToolError};
+use crate::exposure::{ExposedSet, ToolSettings};
+use crate::extension::ExtensionTool;
+use crate::gate::Gate;
+use crate::operation::{BoxFuture, Outcome, Safety};
+use crate::registry::{Completed, Registry, complete};
+
+/// A future borrowed from its door.
+pub type DoorFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A call the door is asked about.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingCall<'a> {
+    /// The provider's call id (a door that has none makes one up).
+    pub call_id: &'a str,
+    /// The tool name the call used.
+    pub tool: &'a str,
+    /// The tool's write-safety.
+    pub safety: Safety,
+    /// The validated arguments, to show the user what they allow.
+    pub arguments: &'a Value,
+    /// The chat the call works on.
+    pub chat: Option<i64>,
+}
+
+/// The user's choice about a call the policy wants confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Run it; `remember` keeps "allow" for this tool in this chat.
+    Allow {
+        /// Remember the choice.
+        remember: bool,
+    },
+    /// Refuse it (`permission_denied`); `remember` keeps "deny" for this tool in this chat.
+    Deny {
+        /// Remember the choice.
+        remember: bool,
+    },
+}
+
+/// How one door reaches its user: the only thing doors do differently.
+pub trait Door: Send + Sync {
+    /// The approval policy wants `call` confirmed. An `Err` fails the call with that error (a
+    /// door that cannot ask says what the caller must do instead). Time spent here never
+    /// counts toward the call's time-out.
+    fn confirm<'a>(
+        &'a self,
+        call: PendingCall<'a>,
+    ) -> DoorFuture<'a, Result<Confirmation, ToolError>>;
+
+    /// A running call asks the user `question` (`tavo_ask_user`, overwrite-or-copy). A door
+    /// with nobody to ask answers [`UserAnswer::Cancelled`]. Not counted toward the time-out.
+    fn ask<'a>(&'a self, call: PendingCall<'a>, question: Question) -> DoorFuture<'a, UserAnswer>;
+}
+
+/// Runs extension tools (registered by pages, MCP servers): whoever registered a tool runs it.
+pub trait ExtensionRunner: Send + Sync {
+    /// Runs `tool` with validated `arguments` for `chat`; the result is what the caller gets.
+    fn run(
+        &self,
+        tool: &ExtensionTool,
+        chat: i64,
+        arguments: Value,
+    ) -> BoxFuture<Result<Value, ToolError>>;
+}
+
+/// One call, as the caller made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The caller's id for the call.
+    pub id: String,
+    /// Tool name (`tavo_file_save`), or an operation name (`file.save`) at a door that allows it.
+    pub name: String,
+    /// The arguments (`null` means none).
+    pub arguments: Value,
+    /// Set when the caller sent arguments that are not JSON (then `arguments` is the text).
+    pub arguments_error: Option<String>,
+}
+
+impl ToolCall {
+    /// A call with JSON arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            arguments_error: None,
+        }
+    }
+}
+
+/// What bounds a run of calls: one reply, or one request at a user's door.
+#[derive(Debug, Clone)]
+pub struct CallScope {
+    /// The chat chat-scoped operations work on.
+    pub chat: Option<i64>,
+    /// The tools the model was shown. `None` when the user calls directly: any tool, by its
+    /// tool name or its operation name.
+    pub exposed: Option<ExposedSet>,
+    /// Bytes the results may still take.
+    pub budget: ReplyBudget,
+    /// Calls made so far.
+    pub calls_made: u32,
+    /// Calls allowed (`tools.maxCalls`).
+    pub max_calls: u32,
+    /// Time one call may run (`tools.callTimeoutSeconds`), waiting for the user excluded.
+    pub call_timeout: Duration,
+}
+
+impl CallScope {
+    /// A scope for a user's direct call (CLI, HTTP, MCP): every tool callable, the limits of
+    /// the settings.
+    pub fn direct(chat: Option<i64>, settings: &ToolSettings) -> Self {
+        Self {
+            chat,
+            exposed: None,
+            budget: ReplyBudget::default(),
+            calls_made: 0,
+            max_calls: settings.max_calls.max(1),
+            call_timeout: timeout_of(settings),
+        }
+    }
+
+    /// A scope for one reply of `chat`: only `exposed` callable.
+    pub fn reply(
+        chat: i64,
+        exposed: ExposedSet,
+        max_calls: u32,
+        call_timeout: Duration,
+        reply_budget: usize,
+    ) -> Self {
+        Self {
+            chat: Some(chat),
+            exposed: Some(exposed),
+            budget: ReplyBudget::new(reply_budget),
+            calls_made: 0,
+            max_calls,
+            call_timeout,
+        }
+    }
+}
+
+/// The per-call time-out of the settings.
+pub fn timeout_of(settings: &ToolSettings) -> Duration {
+    Duration::from_secs(u64::from(settings.call_timeout_seconds.max(1)))
+}
+
+/// A finished call.
+#[derive(Debug, Clone)]
+pub struct Dispatched {
+    /// The envelope and what the caller records.
+    pub completed: Completed,
+    /// Time spent waiting for the user (confirmations, questions).
+    pub waited: Duration,
+    /// The target was a stealth extension tool.
+    pub stealth: bool,
+}
+
+/// Runs calls. Cheap to clone.
+#[derive(Clone)]
+pub struct Dispatcher {
+    registry: Arc<Registry>,
+    services: Arc<Services>,
+    store: Store,
+    gate: Gate,
+    extensions: Option<Arc<dyn ExtensionRunner>>,
+}
+
+impl std::fmt::Debug for Dispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dispatcher")
+            .field("services", &self.services)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Target {
+    Builtin(Safety),
+    Extension(ExtensionTool),
+}
+
+impl Dispatcher {
+    /// A dispatcher over `store` with `registry` and `services`, behind `gate`.
+    pub fn new(store: Store, registry: Arc<Registry>, services: Arc<Services>, gate: Gate) -> Self {
+        Self {
+            registry,
+            services,
+            store,
+            gate,
+            extensions: None,
+        }
+    }
+
+    /// Sets who runs extension tools.
+    pub fn with_extensions(mut self, runner: Option<Arc<dyn ExtensionRunner>>) -> Self {
+        self.extensions = runner;
+        self
+    }
+
+    /// The same dispatcher with other services (a reply's own web adapter).
+    pub fn with_services(mut self, services: Arc<Services>) -> Self {
+        self.services = services;
+        self
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The services calls get.
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// The gate in front of the blocking pool.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// Whether `name` is a stealth extension tool.
+    pub fn is_stealth(&self, name: &str) -> bool {
+        self.registry.get(name).is_none()
+            && self
+                .services
+                .extensions
+                .get(name)
+                .is_some_and(|t| t.stealth)
+    }
+
+    /// Runs one call through every gate to its end. Dropping the future abandons the call
+    /// (a reply's cancellation does so).
+    pub async fn call(
+        &self,
+        scope: &mut CallScope,
+        call: &ToolCall,
+        door: &dyn Door,
+    ) -> Dispatched {
+        let mut waited = Duration::ZERO;
+        let stealth = self.is_stealth(&call.name);
+        let result = self.run(scope, call, door, &mut waited).await;
+        let completed = match result {
+            Ok(done) => done,
+            Err(e) => complete(Err(e), &mut scope.budget),
+        };
+        if let Some(exposed) = scope.exposed.as_mut() {
+            exposed.expose(completed.expose.iter().cloned());
+        }
+        Dispatched {
+            completed,
+            waited,
+            stealth,
+        }
+    }
+
+    async fn run(
+        &self,
+        scope: &mut CallScope,
+        call: &ToolCall,
+        door: &dyn Door,
+        waited: &mut Duration,
+    ) -> Result<Completed, ToolError> {
+        if let Some(reason) = &call.arguments_error {
+            return Err(ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "invalid arguments for {}: {reason}; send one JSON object",
+                    call.name
+                ),
+            ));
+        }
+        if scope.calls_made >= scope.max_calls {
+            return Err(ToolError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "{} tool calls were made already, the limit (tools.maxCalls); answer with what you have",
+                    scope.max_calls
+                ),
+            ));
+        }
+        scope.calls_made += 1;
+        let (tool, target) = self.target(scope, &call.name)?;
+        let arguments = if call.arguments.is_null() {
+            Value::Object(Default::default())
+        } else {
+            call.arguments.clone()
+        };
+        let safety = match &target {
+            Target::Builtin(safety) => {
+                if let Some(op) = self.registry.get(&tool) {
+                    op.validate(&arguments)?;
+                }
+                *safety
+            }
+            // Extension tools run code the user installed to be called; they are allowed
+            // unless the user's policy says otherwise.
+            Target::Extension(ext) => {
+                ext.validate(&arguments)?;
+                Safety::Read
+            }
+        };
+        let pending = PendingCall {
+            call_id: &call.id,
+            tool: &tool,
+            safety,
+            arguments: &arguments,
+            chat: scope.chat,
+        };
+        let policy = self.approval_policy().await;
+        match policy.decide(scope.chat, &tool, safety) {
+            Decision::Run => {}
+            Decision::Refuse => return Err(refused(&tool)),
+            Decision::Confirm => {
+                let asked = Instant::now();
+                let choice = door.confirm(pending).await;
+                *waited += asked.elapsed();
+                match choice? {
+                    Confirmation::Allow { remember } => {
+                        if remember {
+                            self.remember(scope.chat, &tool, Approval::Allow).await;
+                        }
+                    }
+                    Confirmation::Deny { remember } => {
+                        if remember {
+                            self.remember(scope.chat, &tool, Approval::Deny).await;
+                        }
+                        return Err(declined(&tool));
+                    }
+                }
+            }
+        }
+        let limit = scope.call_timeout;
+        match target {
+            Target::Extension(ext) => {
+                let runner = self.extensions.clone().ok_or_else(|| {
+                    ToolError::new(
+                        ErrorCode::ResourceNotFound,
+                        format!("{tool} has no page or server connected to run it right now; answer without it"),
+                    )
+                })?;
+                let chat = scope.chat.ok_or_else(no_chat)?;
+                let value = timed(limit, &tool, runner.run(&ext, chat, arguments)).await??;
+                Ok(complete(
+                    Ok((ToolResult::Value(value), Vec::new())),
+                    &mut scope.budget,
+                ))
+            }
+            Target::Builtin(_) => {
+                let op = self.registry.get(&tool).ok_or_else(|| unknown(&tool))?;
+                let ctx = OpContext {
+                    store: self.store.clone(),
+                    chat: scope.chat,
+                    services: self.services.clone(),
+                    registry: self.registry.clone(),
+                    shown: scope
+                        .exposed
+                        .as_ref()
+                        .map(ExposedSet::snapshot)
+                        .unwrap_or_default(),
+                    gate: self.gate.clone(),
+                };
+                let mut outcome = timed(limit, &tool, op.run(arguments.clone(), ctx)).await?;
+                loop {
+                    match outcome {
+                        Err(e) => return Err(e),
+                        Ok(Outcome::Done { result, expose }) => {
+                            return Ok(complete(Ok((result, expose)), &mut scope.budget));
+                        }
+                        Ok(Outcome::NeedsUser { question, resume }) => {
+                            let asked = Instant::now();
+                            let answer = door.ask(pending, question).await;
+                            *waited += asked.elapsed();
+                            outcome = timed(limit, &tool, resume(answer)).await?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The tool a call names. Under a reply only exposed tools, by their model-door name.
+    fn target(&self, scope: &CallScope, name: &str) -> Result<(String, Target), ToolError> {
+        if let Some(op) = self.registry.get(name) {
+            if let Some(exposed) = &scope.exposed {
+                // Operation names (`file.save`) are not model-door names.
+                if op.tool_name() != name {
+                    return Err(ToolError::new(
+                        ErrorCode::UnknownTool,
+                        format!(
+                            "there is no tool named {name}; did you mean {}?",
+                            op.tool_name()
+                        ),
+                    ));
+                }
+                exposed.check_callable(name)?;
+            }
+            return Ok((op.tool_name().to_owned(), Target::Builtin(op.safety())));
+        }
+        match self.services.extensions.get(name) {
+            Some(tool) if scope.exposed.as_ref().is_none_or(|e| e.contains(name)) => {
+                Ok((name.to_owned(), Target::Extension(tool)))
+            }
+            Some(_) => Err(ToolError::new(
+                ErrorCode::UnknownTool,
+                format!(
+                    "{name} is not available in this step; call extension_tool_search to enable it first"
+                ),
+            )),
+            None => Err(unknown(name)),
+        }
+    }
+
+    /// The user's approval policy. A policy that cannot be read is the default one (confirm
+    /// writes whose contract asks for it).
+    async fn approval_policy(&self) -> ApprovalPolicy {
+        self.gate
+            .run(&self.store, "reading the approval policy", |store| {
+                ApprovalPolicy::load(store)
+                    .map_err(|e| crate::context::store_error("reading the approval policy", e))
+            })
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e.message, "cannot read the approval policy; using the default");
+                ApprovalPolicy::default()
+            })
+    }
+
+    /// Remembers the user's choice for `tool` in `chat` (everywhere when there is no chat).
+    async fn remember(&self, chat: Option<i64>, tool: &str, approval: Approval) {
+        let tool = tool.to_owned();
+        let saved = self
+            .gate
+            .run(&self.store, "saving the approval choice", move |store| {
+                let mut policy = ApprovalPolicy::load(store).unwrap_or_default();
+                policy.remember(chat, &tool, approval);
+                policy
+                    .save(store)
+                    .map_err(|e| crate::context::store_error("saving the approval choice", e))
+            })
+            .await;
+        if let Err(e) = saved {
+            tracing::warn!(error = %e.message, "cannot remember the approval choice");
+        }
+    }
+}
+
+fn unknown(name: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::UnknownTool,
+        format!("there is no tool named {name}; use tavo_tool_search to find the right tool"),
+    )
+}
+
+fn no_chat() -> ToolError {
+    ToolError::new(
+        ErrorCode::ResourceNotFound,
+        "there is no chat for this call; extension tools run in the chat of a reply",
+    )
+}
+
+/// Runs `future` under the per-call time-out.
+async fn timed<T>(
+    limit: Duration,
+    tool: &str,
+    future: impl Future<Output = T>,
+) -> Result<T, ToolError> {
+    tokio::time::timeout(limit, future).await.map_err(|_| {
+        ToolError::new(
+            ErrorCode::Timeout,
+            format!(
+                "{tool} did not finish within {}s and was stopped; try a smaller request or answer without it",
+                limit.as_secs()
+            ),
+        )
+    })
+}
+
+/// A door with nobody to ask: confirmations follow `confirmed` (the caller's up-front consent,
+/// such as `--yes` or `?confirm=true`), questions are cancelled. `refusal` is the error a
+/// call that needed consent gets without it.
+pub struct UnattendedDoor {
+    /// The caller consented up front to calls that ask for confirmation.
+    pub confirmed: bool,
+    /// What a call that needs confirmation fails with when `confirmed` is false.
+    pub refusal: fn(&str) -> ToolError,
+}
+
+impl Door for UnattendedDoor {
+    fn confirm<'a>(
+        &'a self,
+        call: PendingCall<'a>,
+    ) -> DoorFuture<'a, Result<Confirmation, ToolError>> {
+        let result = if self.confirmed {
+            Ok(Confirmation::Allow { remember: false })
+        } else {
+            Err((self.refusal)(call.tool))
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn ask<'a>(
+        &'a self,
+        _call: PendingCall<'a>,
+        _question: Question,
+    ) -> DoorFuture<'a, UserAnswer> {
+        Box::pin(std::future::ready(UserAnswer::Cancelled))
+    }
+}
