@@ -29,6 +29,21 @@ pub struct ChatImportResult {
     /// The persona matched to the chat's user name, if one has that name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub persona: Option<Summary<tavo_model::PersonaId>>,
+    /// The matched characters' own lorebooks (from their cards' `character_book`), bound to
+    /// the chat by the import ([`Tx::card_bindings`]).
+    pub card_lorebooks: Vec<Summary<LorebookId>>,
+    /// The matched characters' own regex groups (from their cards' `regex_scripts`), bound to
+    /// the chat by the import.
+    pub card_regexes: Vec<Summary<RegexId>>,
+}
+
+/// The lorebooks and regex groups characters' cards came with (see [`Tx::card_bindings`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CardBindings {
+    /// From the cards' `character_book`, in member order.
+    pub lorebooks: Vec<Summary<LorebookId>>,
+    /// From the cards' `extensions.regex_scripts`, in member order.
+    pub regexes: Vec<Summary<RegexId>>,
 }
 
 /// A character and everything an export writes into its card.
@@ -119,6 +134,37 @@ impl Tx<'_> {
         Ok((lorebook.map(LorebookId), regex.map(RegexId)))
     }
 
+    /// The lorebooks and regex groups the characters' cards came with (their links, see
+    /// [`Tx::character_links_set`]), in the order of `characters`, without duplicates; a link
+    /// whose asset was deleted since is skipped.
+    ///
+    /// SillyTavern applies a card's embedded lorebook and regex scripts as "character lore"
+    /// whenever the character is in a chat; Tavo binds lorebooks and regex groups per chat, so
+    /// a chat of these characters binds these by default (and the user can unbind them).
+    pub fn card_bindings(&self, characters: &[CharacterId]) -> Result<CardBindings> {
+        let mut books: Vec<Summary<LorebookId>> = Vec::new();
+        let mut groups: Vec<Summary<RegexId>> = Vec::new();
+        for &character in characters {
+            let (book, group) = self.character_links(character)?;
+            if let Some(id) = book
+                && !books.iter().any(|s| s.id == id)
+                && let Some(b) = self.get::<Lorebook>(id)?
+            {
+                books.push(Summary { id, name: b.name });
+            }
+            if let Some(id) = group
+                && !groups.iter().any(|s| s.id == id)
+                && let Some(g) = self.get::<RegexGroup>(id)?
+            {
+                groups.push(Summary { id, name: g.name });
+            }
+        }
+        Ok(CardBindings {
+            lorebooks: books,
+            regexes: groups,
+        })
+    }
+
     /// Stores a preset and the regex group that came with it (SillyTavern presets may carry
     /// regex scripts), linked so an export writes it back.
     pub fn import_preset(
@@ -153,7 +199,9 @@ impl Tx<'_> {
 
     /// Stores an imported chat and its messages. Each speaker name is matched to the oldest
     /// library character of exactly that name; assistant messages of a matched speaker (or of
-    /// the only character) get its id. Unmatched names are reported, never created.
+    /// the only character) get its id. Unmatched names are reported, never created. The
+    /// matched characters' own lorebooks and regex groups ([`Tx::card_bindings`]) are bound
+    /// first, before any bindings the file names, as SillyTavern applies them to the chat.
     pub fn import_chat(
         &self,
         mut chat: Chat,
@@ -215,6 +263,13 @@ impl Tx<'_> {
         if persona.is_some() {
             chat.persona = persona.clone();
         }
+        let member_ids: Vec<CharacterId> = matched.iter().map(|c| c.id).collect();
+        let CardBindings {
+            lorebooks: card_lorebooks,
+            regexes: card_regexes,
+        } = self.card_bindings(&member_ids)?;
+        chat.lorebooks = merged(card_lorebooks.clone(), std::mem::take(&mut chat.lorebooks));
+        chat.regexes = merged(card_regexes.clone(), std::mem::take(&mut chat.regexes));
         let chat_id = self.create(&chat)?;
         self.messages_append(chat_id, &messages)?;
         Ok(ChatImportResult {
@@ -222,6 +277,8 @@ impl Tx<'_> {
             characters: matched,
             unmatched,
             persona,
+            card_lorebooks,
+            card_regexes,
         })
     }
 
@@ -265,4 +322,14 @@ impl Tx<'_> {
         let messages = self.messages_all(id)?;
         Ok((chat, messages))
     }
+}
+
+/// `first`, then the entries of `then` whose id is not in `first`.
+fn merged<Id: PartialEq>(mut first: Vec<Summary<Id>>, then: Vec<Summary<Id>>) -> Vec<Summary<Id>> {
+    for s in then {
+        if !first.iter().any(|o| o.id == s.id) {
+            first.push(s);
+        }
+    }
+    first
 }

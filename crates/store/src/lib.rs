@@ -30,7 +30,7 @@ pub use audit::{AUDIT_CAPACITY, AuditEntry};
 pub use avatars::Avatar;
 pub use error::{Result, StoreError};
 pub use files::{FileEntry, FilePage, FileScope, FileStore};
-pub use import::{CharacterExport, ChatImportResult, image_mime_type};
+pub use import::{CardBindings, CharacterExport, ChatImportResult, image_mime_type};
 pub use messages::MessageFilter;
 pub use store::{DATABASE_FILE, Store, Tx, default_data_dir};
 pub use variables::VarScope;

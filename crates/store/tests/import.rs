@@ -115,6 +115,68 @@ fn a_chat_is_matched_to_characters_and_persona_by_name() {
 }
 
 #[test]
+fn an_imported_chat_binds_its_characters_own_lorebook_and_regex() {
+    let (_dir, store) = store();
+    let book: Lorebook = named(|b: &mut Lorebook| b.name = "Alice's book".into());
+    let regex: RegexGroup = named(|r: &mut RegexGroup| r.name = "Alice's regex".into());
+    let alice = store
+        .import_character(
+            &named(|c: &mut Character| c.name = "Alice".into()),
+            None,
+            Some(&book),
+            Some(&regex),
+        )
+        .unwrap();
+    // Bob's card had no lore; a lorebook the file already binds is kept after the card's.
+    store
+        .create(&named(|c: &mut Character| c.name = "Bob".into()))
+        .unwrap();
+    let other = store
+        .create(&named(|b: &mut Lorebook| b.name = "Other".into()))
+        .unwrap();
+    let chat = Chat {
+        name: "talk".into(),
+        lorebooks: vec![
+            tavo_model::Summary {
+                id: other,
+                name: "Other".into(),
+            },
+            tavo_model::Summary {
+                id: alice.lorebook_id.unwrap(),
+                name: "Alice's book".into(),
+            },
+        ],
+        ..Default::default()
+    };
+    let names = ["Bob".to_owned(), "Alice".to_owned()];
+    let result = store.import_chat(chat, vec![], &names, None).unwrap();
+    let ids = |v: &[tavo_model::Summary<tavo_model::LorebookId>]| -> Vec<i64> {
+        v.iter().map(|s| s.id.0).collect()
+    };
+    assert_eq!(ids(&result.card_lorebooks), [alice.lorebook_id.unwrap().0]);
+    let stored = store.chat_get(result.chat_id).unwrap().unwrap();
+    assert_eq!(
+        ids(&stored.lorebooks),
+        [alice.lorebook_id.unwrap().0, other.0],
+        "the card's own lorebook first, no duplicate"
+    );
+    assert_eq!(
+        stored.regexes.iter().map(|s| s.id).collect::<Vec<_>>(),
+        [alice.regex_id.unwrap()]
+    );
+    // A deleted card lorebook is not bound to a later chat.
+    store
+        .delete::<Lorebook>(alice.lorebook_id.unwrap())
+        .unwrap();
+    let again = store
+        .import_chat(Chat::default(), vec![], &names, None)
+        .unwrap();
+    let stored = store.chat_get(again.chat_id).unwrap().unwrap();
+    assert!(stored.lorebooks.is_empty(), "{:?}", stored.lorebooks);
+    assert_eq!(stored.regexes.len(), 1);
+}
+
+#[test]
 fn a_chat_whose_speakers_match_nothing_creates_only_the_chat() {
     let (_dir, store) = store();
     let result = store
