@@ -111,8 +111,11 @@ export async function startTavo(opts = {}) {
   };
 }
 
-/** Chromium from the distribution; fails (never skips) when it is missing. */
-export async function launchBrowser() {
+/**
+ * Chromium from the distribution; fails (never skips) when it is missing.
+ * @param {{bypassCSP?: boolean}} [opts] bypassCSP lets a test inject axe-core.
+ */
+export async function launchBrowser(opts = {}) {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium); the browser tests need it`);
   }
@@ -125,6 +128,7 @@ export async function launchBrowser() {
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
     ],
     viewport: { width: 1280, height: 860 },
+    bypassCSP: !!opts.bypassCSP,
   });
   return {
     context,
