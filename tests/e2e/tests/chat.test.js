@@ -139,3 +139,24 @@ test('switching chats during a reply and coming back shows every token once', as
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('hide a message, then delete the chat from its menu', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  const chats = await tavo.api('GET', '/api/chats');
+  const id = chats[0].id;
+  await page.goto(`${tavo.url}/chats/${id}`);
+  const first = page.locator('article.message').first();
+  await first.getByRole('button', { name: 'Hide' }).click();
+  await page.locator('article.message').first().getByRole('button', { name: 'Unhide' }).waitFor();
+  const stored = await tavo.api('GET', `/api/chats/${id}/messages`);
+  assert.equal(stored.messages[0].hidden, true);
+  page.once('dialog', (d) => d.accept());
+  await page.getByText('Chat', { exact: true }).click();
+  await page.getByRole('button', { name: 'Delete chat' }).click();
+  await page.waitForURL(/\/characters\/\d+$/);
+  const left = await tavo.api('GET', '/api/chats');
+  assert.ok(!left.some((/** @type {any} */ c) => c.id === id), 'the chat is gone');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

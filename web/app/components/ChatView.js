@@ -2,7 +2,8 @@
 // for (a confirmation or a question).
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { link } from '../router.js';
+import { link, navigate } from '../router.js';
+import { del } from '../api.js';
 import { chatView, openChat, leaveChat, currentReply, renameChat, toast, errorText } from '../store.js';
 import { MessageList } from './MessageList.js';
 import { Composer } from './Composer.js';
@@ -55,6 +56,22 @@ function ChatHeader() {
           <button type="submit" class="small">Save</button><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button></form>`
       : html`<h1 class="grow">${chat.name || 'Chat ' + chat.id}</h1>
           <button type="button" class="small" onClick=${() => { setName(chat.name); setEditing(true); }}>Rename</button>`}
+    <details class="menu">
+      <summary class="button small">Chat</summary>
+      <ul>
+        <li><a href=${`/api/export/chat/${chat.id}?format=jsonl`} download>Export as SillyTavern JSONL</a></li>
+        <li><a href=${`/api/export/chat/${chat.id}?format=tavo`} download>Export as Tavo JSON</a></li>
+        <li><button type="button" class="danger" onClick=${async () => {
+          if (!confirm(`Delete the chat “${chat.name}” and its messages?`)) return;
+          try {
+            await del(`/api/library/chat/${chat.id}`);
+            navigate(chat.characters[0] ? `/characters/${chat.characters[0].id}` : '/chats', { replace: true });
+          } catch (err) {
+            toast(errorText(err), 'error');
+          }
+        }}>Delete chat</button></li>
+      </ul>
+    </details>
     <span class="members">${chat.characters.map(
       (c) => html`<a key=${c.id} href=${'/characters/' + c.id} onClick=${link}>${c.name}</a>`,
     )}${chat.persona ? html` · as ${chat.persona.name}` : null}</span>
