@@ -250,27 +250,52 @@ pub fn write_text_chunks(image: &[u8], texts: &[(&str, &str)]) -> Result<Vec<u8>
 }
 
 /// A small valid placeholder image (64×64, one grey tone) for cards that have no avatar.
+///
+/// Written with the chunk writer above and flate2 (already here to read zTXt), so the `png`
+/// crate is needed only by the tests that decode what we write.
 pub fn placeholder_png() -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, 64, 64);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut w = enc
-            .write_header()
-            .map_err(|e| FormatError::whole(format!("cannot write placeholder PNG: {e}")))?;
-        let pixels = vec![0x80u8; 64 * 64 * 3];
-        w.write_image_data(&pixels)
-            .map_err(|e| FormatError::whole(format!("cannot write placeholder PNG: {e}")))?;
-        w.finish()
-            .map_err(|e| FormatError::whole(format!("cannot write placeholder PNG: {e}")))?;
+    const SIDE: u32 = 64;
+    let mut header = Vec::with_capacity(13);
+    header.extend_from_slice(&SIDE.to_be_bytes());
+    header.extend_from_slice(&SIDE.to_be_bytes());
+    // Bit depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace.
+    header.extend_from_slice(&[8, 2, 0, 0, 0]);
+    // Each scanline: filter type 0 (none), then the row's RGB bytes.
+    let row = 1 + SIDE as usize * 3;
+    let mut raw = vec![0x80u8; row * SIDE as usize];
+    for line in raw.chunks_mut(row) {
+        line[0] = 0;
     }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut z, &raw)
+        .map_err(|e| FormatError::whole(format!("cannot write placeholder PNG: {e}")))?;
+    let data = z
+        .finish()
+        .map_err(|e| FormatError::whole(format!("cannot write placeholder PNG: {e}")))?;
+    let mut out = Vec::with_capacity(SIGNATURE.len() + 64 + data.len());
+    out.extend_from_slice(&SIGNATURE);
+    out.extend_from_slice(&chunk_bytes(b"IHDR", &header));
+    out.extend_from_slice(&chunk_bytes(b"IDAT", &data));
+    out.extend_from_slice(&chunk_bytes(b"IEND", &[]));
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_placeholder_decodes_as_a_grey_64_square() {
+        let img = placeholder_png().unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(img))
+            .read_info()
+            .unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        let frame = reader.next_frame(&mut pixels).unwrap();
+        assert_eq!((frame.width, frame.height), (64, 64));
+        assert_eq!(frame.color_type, png::ColorType::Rgb);
+        assert!(pixels[..frame.buffer_size()].iter().all(|&b| b == 0x80));
+    }
 
     #[test]
     fn splice_and_read_back() {
