@@ -10,7 +10,7 @@ use crate::event::EventKind;
 use crate::hub::EventHub;
 use crate::interaction::{Interaction, RespondError, Response};
 use crate::persist::{Persister, Write};
-use crate::status::{ReplyRecord, ReplyStatus, now};
+use crate::status::{ReplyRecord, ReplyStatus, leave_live, now};
 
 /// The reply was cancelled while something waited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -27,6 +27,14 @@ struct Pending {
 struct Recorder {
     writer: Arc<Persister>,
     record: Mutex<ReplyRecord>,
+}
+
+impl Drop for Recorder {
+    /// A reply whose control block goes away (its runtime was dropped mid-reply) no longer
+    /// holds its chat's claim for this process.
+    fn drop(&mut self) {
+        leave_live(&self.record.get_mut().unwrap_or_else(|p| p.into_inner()).id);
+    }
 }
 
 /// The control block.
@@ -85,11 +93,17 @@ impl Control {
 
     /// Sets a status whose record must be committed before anyone hears of it (waiting, and
     /// the final status): whoever sees the reply wait or end also finds that in the store.
+    /// A final status also gives the chat's claim back, once the record that says so is
+    /// written (before, another engine of this process could take the reply for a dead one).
     pub(crate) async fn set_status_durably(&self, status: ReplyStatus, message_id: Option<i64>) {
-        if let Some((writer, record)) = self.updated_record(status, message_id)
-            && let Err(e) = writer.write(Write::Record(record)).await
-        {
-            tracing::warn!(error = %e, "cannot persist the final reply status");
+        if let Some((writer, record)) = self.updated_record(status, message_id) {
+            let id = record.id.clone();
+            if let Err(e) = writer.write(Write::Record(record)).await {
+                tracing::warn!(error = %e, "cannot persist the final reply status");
+            }
+            if !status.is_live() {
+                leave_live(&id);
+            }
         }
         self.status.send_replace(status);
     }

@@ -2,7 +2,8 @@
 //!
 //! A reply is owned here, not by whoever started it: dropping every handle does not stop it,
 //! switching the "current chat" elsewhere never redirects it (its chat is fixed at start), and
-//! at most one reply lives per chat.
+//! at most one reply lives per chat — across engines and processes, through the claim kept in
+//! the chat's reply record (see [`crate::status`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,9 @@ use crate::hub::{EventHub, Subscription};
 use crate::interaction::{Interaction, RespondError, Response};
 use crate::limits::Limits;
 use crate::persist::Persister;
-use crate::status::{ReplyRecord, ReplyStatus, now, recover_interrupted};
+use crate::status::{
+    ReplyRecord, ReplyStatus, claim, now, recover_interrupted, release, this_process,
+};
 use crate::task::{ReplyTask, Target};
 use crate::toolcall::ExtensionRunner;
 
@@ -265,19 +268,36 @@ impl Engine {
         let limits = req
             .limits
             .unwrap_or_else(|| Limits::from_settings(&settings));
-        let (target, user_message) = self.prepare_target(&req, &chat)?;
         let id = format!("rpl_{}", uuid::Uuid::new_v4().simple());
         let started = now();
+        let (pid, process_start, boot_id) = this_process();
         let record = ReplyRecord {
             id: id.clone(),
             chat_id: req.chat,
             message_id: None,
             status: ReplyStatus::Running,
-            pid: std::process::id(),
+            pid,
+            process_start,
+            boot_id,
             started_at: started.clone(),
             updated_at: started,
         };
-        record.save(store)?;
+        // The chat is claimed in the library before anything is written, so a reply of another
+        // process (or engine) in this chat refuses this one instead of interleaving with it.
+        let claimed = claim(store, &record)?.map_err(|live| EngineError::BusyElsewhere {
+            chat: req.chat,
+            reply: live.id,
+            pid: live.pid,
+        })?;
+        let (target, user_message) = match self.prepare_target(&req, &chat) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                if let Err(release) = release(store, &claimed) {
+                    tracing::warn!(error = %release, "cannot give back the chat's reply claim");
+                }
+                return Err(e);
+            }
+        };
         let control = Control::new(EventHub::new(&id), Some((inner.persister.clone(), record)));
         let handle = ReplyHandle {
             id: Arc::from(id.as_str()),

@@ -14,6 +14,20 @@ pub enum EngineError {
         "chat {0} already has a reply running ({1}); wait for it, answer it, or cancel it first"
     )]
     Busy(i64, String),
+    /// The chat's claim in the library belongs to a reply of a process that still runs (another
+    /// `tavo`, `tavo serve`, or another engine of this process).
+    #[error(
+        "chat {chat} already has a reply running in another tavo process ({reply}, pid {pid}); \
+         wait for it, or answer or cancel it there"
+    )]
+    BusyElsewhere {
+        /// The chat.
+        chat: i64,
+        /// The live reply's id.
+        reply: String,
+        /// The process that runs it.
+        pid: u32,
+    },
     #[error("there is no reply with id {0}")]
     NoSuchReply(String),
     #[error("{0}: the chat's last message must be a character's message")]

@@ -331,6 +331,8 @@ mod tests {
             message_id: m.id.map(|i| i.0),
             status: ReplyStatus::Finished,
             pid: 1,
+            process_start: None,
+            boot_id: None,
             started_at: "t".into(),
             updated_at: "t".into(),
         };

@@ -5,6 +5,19 @@
 //! The seed's rule for a process that died mid-reply: at the next start, a reply found
 //! `running` or `waiting` is marked `cancelled` and never replayed (no model round is re-sent,
 //! no side effect repeated). [`recover_interrupted`] does exactly that.
+//!
+//! The record is also the chat's *claim*: [`claim`] reads it and writes the new reply's record
+//! in one `BEGIN IMMEDIATE` transaction, so two engines — two `tavo` processes, or the CLI and
+//! `tavo serve` — never run replies in the same chat at once, and a crash leaves nothing to
+//! clean up by hand. A live record belongs to a process that is still there only if the pid
+//! exists, is not a zombie, and started at the recorded time on the recorded boot (field 22 of
+//! `/proc/<pid>/stat` and `/proc/sys/kernel/random/boot_id`): a pid reused by an unrelated
+//! process after a crash, or a process that died unreaped, does not hold the chat. A record of
+//! this very process holds it only while the reply is live here ([`LIVE_HERE`]), so two engines
+//! in one process also exclude each other, and a reply whose runtime was dropped frees it.
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -63,6 +76,15 @@ pub struct ReplyRecord {
     /// Process that runs the reply; a record of a live other process is left alone at start-up.
     #[serde(default)]
     pub pid: u32,
+    /// When that process started, in clock ticks after boot (`/proc/<pid>/stat` field 22), so
+    /// that a later process given the same pid is not taken for the owner. Absent off Linux
+    /// and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_start: Option<u64>,
+    /// The boot the process ran in (`/proc/sys/kernel/random/boot_id`): start times restart
+    /// at every boot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
     pub started_at: String,
     pub updated_at: String,
 }
@@ -90,13 +112,97 @@ impl ReplyRecord {
     }
 }
 
-/// Whether process `pid` is alive (Linux: `/proc/<pid>` exists). Elsewhere only our own
-/// process counts as alive, which errs on the side of the seed's rule (cancel, never replay).
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
+/// Ids of the replies live in this process, whichever engine runs them: a record naming this
+/// process holds its chat only while its reply is in here. Entered before the claim commits
+/// (so no other engine of this process ever sees the claim without it) and left when the reply
+/// ends, when its control block is dropped (its runtime went away), or when its start fails.
+static LIVE_HERE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn live_here() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
+    // Inserts and removes cannot stop half-way.
+    LIVE_HERE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Marks reply `id` as live in this process.
+pub(crate) fn enter_live(id: &str) {
+    live_here().insert(id.to_owned());
+}
+
+/// Marks reply `id` as no longer live in this process.
+pub(crate) fn leave_live(id: &str) {
+    live_here().remove(id);
+}
+
+/// What `/proc/<pid>/stat` says about a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    /// Field 3: `R`, `S`, `D`, `Z` (zombie), `X` (dead), …
+    pub(crate) state: char,
+    /// Field 22: start time in clock ticks after boot.
+    pub(crate) start: u64,
+}
+
+/// Parses `/proc/<pid>/stat`. The command name (field 2) is in parentheses and may itself hold
+/// spaces and parentheses, so the fields are counted after the *last* `)`.
+pub(crate) fn parse_stat(text: &str) -> Option<ProcStat> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    // Fields 4..=21 lie between the state and the start time.
+    let start = fields.nth(18)?.parse().ok()?;
+    Some(ProcStat { state, start })
+}
+
+fn proc_stat(pid: u32) -> Option<ProcStat> {
+    if !cfg!(target_os = "linux") || pid == 0 {
+        return None;
     }
-    cfg!(target_os = "linux") && std::path::Path::new(&format!("/proc/{pid}")).exists()
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+fn boot_id() -> Option<&'static str> {
+    static BOOT: OnceLock<Option<String>> = OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    })
+    .as_deref()
+}
+
+/// This process: its pid, start time and boot, as a record keeps them.
+pub(crate) fn this_process() -> (u32, Option<u64>, Option<String>) {
+    static START: OnceLock<Option<u64>> = OnceLock::new();
+    let pid = std::process::id();
+    let start = *START.get_or_init(|| proc_stat(pid).map(|s| s.start));
+    (pid, start, boot_id().map(str::to_owned))
+}
+
+/// Whether the process that wrote `record` still runs it. Off Linux only this process can be
+/// told alive, which errs on the side of the seed's rule (cancel, never replay).
+pub(crate) fn owner_alive(record: &ReplyRecord) -> bool {
+    let (pid, start, boot) = this_process();
+    let same_boot = match (&record.boot_id, &boot) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    if !same_boot {
+        return false;
+    }
+    let same_start = |actual: Option<u64>| match (record.process_start, actual) {
+        (Some(recorded), Some(actual)) => recorded == actual,
+        // A record written before start times were kept: the pid is all there is.
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
+    if record.pid == pid && same_start(start) {
+        return live_here().contains(&record.id);
+    }
+    match proc_stat(record.pid) {
+        Some(stat) => !matches!(stat.state, 'Z' | 'X' | 'x') && same_start(Some(stat.start)),
+        None => false,
+    }
 }
 
 /// Marks every reply left `running` or `waiting` by a process that no longer exists as
@@ -109,30 +215,122 @@ pub fn recover_interrupted(store: &Store) -> Result<Vec<ReplyRecord>, StoreError
             tracing::warn!(%key, "ignoring a malformed reply record");
             continue;
         };
-        if !record.status.is_live()
-            || (record.pid != std::process::id() && process_alive(record.pid))
-        {
+        if !record.status.is_live() || owner_alive(&record) {
             continue;
         }
-        record.status = ReplyStatus::Cancelled;
-        record.updated_at = now();
-        let message_id = record.message_id;
-        store.write(|tx| {
-            if let Some(id) = message_id
-                && let Some(mut message) = tx.message_get(MessageId(id))?
-            {
-                set_message_status(&mut message.extra, &record.id, ReplyStatus::Cancelled);
-                tx.message_update(&message, None)?;
+        // Read again inside the transaction: another process may have taken the chat over
+        // since the list was read.
+        let done = store.write(|tx| {
+            let current = tx
+                .setting_get(&key)?
+                .and_then(|v| serde_json::from_value::<ReplyRecord>(v).ok());
+            match current {
+                Some(current) if current.id == record.id && current.status.is_live() => {
+                    cancel_in(tx, &mut record)?;
+                    Ok(true)
+                }
+                _ => Ok(false),
             }
-            let value = serde_json::to_value(&record).map_err(|source| StoreError::Json {
-                what: "reply record".into(),
-                source,
-            })?;
-            tx.setting_set(&ReplyRecord::key(record.chat_id), &value)
         })?;
-        cancelled.push(record);
+        if done {
+            cancelled.push(record);
+        }
     }
     Ok(cancelled)
+}
+
+/// Marks `record` cancelled, in the record and on the message it was writing.
+fn cancel_in(tx: &tavo_store::Tx<'_>, record: &mut ReplyRecord) -> Result<(), StoreError> {
+    record.status = ReplyStatus::Cancelled;
+    record.updated_at = now();
+    if let Some(id) = record.message_id
+        && let Some(mut message) = tx.message_get(MessageId(id))?
+    {
+        set_message_status(&mut message.extra, &record.id, ReplyStatus::Cancelled);
+        tx.message_update(&message, None)?;
+    }
+    tx.setting_set(&ReplyRecord::key(record.chat_id), &record_value(record)?)
+}
+
+fn record_value(record: &ReplyRecord) -> Result<Value, StoreError> {
+    serde_json::to_value(record).map_err(|source| StoreError::Json {
+        what: "reply record".into(),
+        source,
+    })
+}
+
+/// A chat claimed for a new reply: what to put back should the reply not start after all.
+#[derive(Debug)]
+pub(crate) struct Claimed {
+    chat_id: i64,
+    id: String,
+    /// The chat's record before the claim (`None`: there was none).
+    previous: Option<Value>,
+    /// A reply of a dead process that the claim found live and cancelled.
+    pub(crate) taken_over: Option<ReplyRecord>,
+}
+
+/// Claims `record`'s chat for its reply in one transaction: fails with the chat's live record
+/// when its owner still runs it (see [`owner_alive`]); a live record of a dead owner is
+/// cancelled (as [`recover_interrupted`] would) and replaced.
+pub(crate) fn claim(
+    store: &Store,
+    record: &ReplyRecord,
+) -> Result<Result<Claimed, ReplyRecord>, StoreError> {
+    let key = ReplyRecord::key(record.chat_id);
+    // Before the commit, so that no engine of this process sees the claim as a dead one.
+    enter_live(&record.id);
+    let outcome = store.write(|tx| {
+        let previous = tx.setting_get(&key)?;
+        let current = previous
+            .clone()
+            .and_then(|v| serde_json::from_value::<ReplyRecord>(v).ok());
+        let mut taken_over = None;
+        if let Some(mut current) = current.filter(|c| c.status.is_live()) {
+            if owner_alive(&current) {
+                return Ok(Err(current));
+            }
+            tracing::info!(reply = %current.id, pid = current.pid,
+                "taking over a chat whose reply's process is gone");
+            cancel_in(tx, &mut current)?;
+            taken_over = Some(current);
+        }
+        tx.setting_set(&key, &record_value(record)?)?;
+        Ok(Ok(Claimed {
+            chat_id: record.chat_id,
+            id: record.id.clone(),
+            previous,
+            taken_over,
+        }))
+    });
+    if !matches!(outcome, Ok(Ok(_))) {
+        leave_live(&record.id);
+    }
+    outcome
+}
+
+/// Gives a claim back when its reply did not start: the chat's record is what it was before
+/// (a reply of a dead owner stays cancelled), unless someone else has claimed it since.
+pub(crate) fn release(store: &Store, claimed: &Claimed) -> Result<(), StoreError> {
+    leave_live(&claimed.id);
+    let key = ReplyRecord::key(claimed.chat_id);
+    store.write(|tx| {
+        let ours = tx
+            .setting_get(&key)?
+            .and_then(|v| serde_json::from_value::<ReplyRecord>(v).ok())
+            .is_some_and(|r| r.id == claimed.id);
+        if !ours {
+            return Ok(());
+        }
+        let previous = match (&claimed.taken_over, &claimed.previous) {
+            (Some(cancelled), _) => Some(record_value(cancelled)?),
+            (None, previous) => previous.clone(),
+        };
+        match previous {
+            Some(v) => tx.setting_set(&key, &v),
+            None => tx.setting_delete(&key).map(drop),
+        }
+    })
 }
 
 /// Writes `{id, status}` of the reply into a message's `extra`.
@@ -150,4 +348,65 @@ pub fn set_message_status(
 /// The current time, RFC 3339 UTC.
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_are_counted_after_the_last_parenthesis() {
+        let cases = [
+            (
+                "1234 (tavo) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 19",
+                Some(('S', 987_654)),
+            ),
+            // A command name with spaces and parentheses.
+            (
+                "77 (a) (b c) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42 19",
+                Some(('Z', 42)),
+            ),
+            ("77 (cut) R 1 2 3", None),
+            ("no parenthesis", None),
+            (
+                "9 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 notanumber",
+                None,
+            ),
+        ];
+        for (text, want) in cases {
+            let got = parse_stat(text).map(|s| (s.state, s.start));
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn this_process_reads_its_own_start_time() {
+        let (pid, start, _) = this_process();
+        assert_eq!(pid, std::process::id());
+        if cfg!(target_os = "linux") {
+            assert_eq!(start, proc_stat(pid).map(|s| s.start));
+            assert!(start.is_some());
+        }
+    }
+
+    #[test]
+    fn a_record_of_this_process_is_alive_only_while_its_reply_is() {
+        let (pid, process_start, boot_id) = this_process();
+        let record = ReplyRecord {
+            id: "rpl_status_unit".into(),
+            chat_id: 1,
+            message_id: None,
+            status: ReplyStatus::Running,
+            pid,
+            process_start,
+            boot_id,
+            started_at: now(),
+            updated_at: now(),
+        };
+        assert!(!owner_alive(&record));
+        enter_live(&record.id);
+        assert!(owner_alive(&record));
+        leave_live(&record.id);
+        assert!(!owner_alive(&record));
+    }
 }

@@ -408,6 +408,22 @@ fn a_restart_cancels_a_waiting_reply_and_never_replays_it() {
         .unwrap_or_default()
         .unwrap_or_else(|| panic!("no record"));
     assert_eq!(record.status, ReplyStatus::Waiting);
+    // The reply still lives in this test's process, which holds its chat; the next start of a
+    // real restart finds it owned by a process that is gone (a reaped child's pid).
+    let mut gone = std::process::Command::new("true")
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dead = ReplyRecord {
+        pid: gone.id(),
+        ..record.clone()
+    };
+    gone.wait().unwrap_or_else(|e| panic!("{e}"));
+    lab.store
+        .setting_set(
+            &ReplyRecord::key(lab.chat),
+            &serde_json::to_value(&dead).unwrap_or_default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
     // The next start: a fresh engine recovers.
     let fresh = lab.engine(Services::default(), None);
     let cancelled = fresh.recover().unwrap_or_else(|e| panic!("{e}"));

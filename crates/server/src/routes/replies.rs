@@ -26,6 +26,13 @@ pub fn engine_error(e: EngineError) -> ApiError {
             ApiError::new(StatusCode::CONFLICT, "busy", e.to_string())
                 .with_details(json!({ "chatId": chat, "replyId": reply }))
         }
+        EngineError::BusyElsewhere {
+            chat,
+            ref reply,
+            pid,
+        } => ApiError::new(StatusCode::CONFLICT, "busy", e.to_string())
+            .with_details(json!({ "chatId": chat, "replyId": reply, "pid": pid })),
+        EngineError::Operation(op) => op.into(),
         EngineError::NothingToContinue(_)
         | EngineError::NoMessage
         | EngineError::Connection(_)
