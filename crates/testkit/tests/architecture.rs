@@ -1,0 +1,227 @@
+//! The architecture invariants of ARCHITECTURE.md ("Dependency rules"), checked against
+//! `cargo metadata`, so that a door that grows a second stack, or a room that learns about
+//! HTTP, fails the build instead of drifting quietly.
+//!
+//! Two lists: edges that must never exist, and edges that exist today but are on the way out
+//! (debts). A debt that is paid must leave the list — the test fails on a stale debt too, so
+//! the list stays the truth about the code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// `(crate, dependency, why it must not depend on it)`. Crate names as in Cargo.toml.
+const FORBIDDEN: &[(&str, &str, &str)] = &[
+    ("tavo-model", "tavo-store", "model does no I/O"),
+    ("tavo-model", "tokio", "model does no I/O"),
+    ("tavo-model", "rusqlite", "model does no I/O"),
+    ("tavo-model", "reqwest", "model does no I/O"),
+    ("tavo-formats", "tavo-store", "formats touches no database"),
+    ("tavo-formats", "rusqlite", "formats touches no database"),
+    (
+        "tavo-formats",
+        "tokio",
+        "formats is pure: bytes in, model values out",
+    ),
+    (
+        "tavo-store",
+        "tavo-formats",
+        "the store knows nothing of file formats",
+    ),
+    ("tavo-store", "axum", "the store knows nothing of HTTP"),
+    (
+        "tavo-store",
+        "reqwest",
+        "the store knows nothing of providers",
+    ),
+    (
+        "tavo-store",
+        "tavo-llm",
+        "the store knows nothing of providers",
+    ),
+    (
+        "tavo-prompt",
+        "tavo-llm",
+        "prompt assembly calls no network",
+    ),
+    ("tavo-prompt", "reqwest", "prompt assembly calls no network"),
+    (
+        "tavo-prompt",
+        "tavo-tools",
+        "prompt sits below the operation layer",
+    ),
+    (
+        "tavo-llm",
+        "tavo-store",
+        "llm knows nothing of chats or characters",
+    ),
+    (
+        "tavo-llm",
+        "tavo-model",
+        "llm knows nothing of chats or characters",
+    ),
+    (
+        "tavo-tools",
+        "axum",
+        "tools does not know which door called it",
+    ),
+    (
+        "tavo-tools",
+        "tavo-engine",
+        "tools does not know which door called it",
+    ),
+    (
+        "tavo-tools",
+        "tavo-server",
+        "tools does not know which door called it",
+    ),
+    ("tavo-engine", "axum", "engine does not depend on axum"),
+    (
+        "tavo-engine",
+        "tavo-server",
+        "engine does not know its doors",
+    ),
+    (
+        "tavo-server",
+        "tavo-web",
+        "a door reaches the web tools through the engine's dispatcher",
+    ),
+    (
+        "tavo-server",
+        "tavo-prompt",
+        "a door builds prompts through the engine",
+    ),
+    (
+        "tavo",
+        "tavo-web",
+        "a door reaches the web tools through the operation layer",
+    ),
+    (
+        "tavo",
+        "tavo-prompt",
+        "a door builds prompts through the engine",
+    ),
+    (
+        "tavo",
+        "tavo-formats",
+        "a door imports and exports through tools::library",
+    ),
+    (
+        "tavo-server",
+        "tavo-formats",
+        "a door imports and exports through tools::library",
+    ),
+    (
+        "tavo",
+        "tavo-store",
+        "a door reaches the library through the operation layer",
+    ),
+    (
+        "tavo-server",
+        "tavo-store",
+        "a door reaches the library through the operation layer",
+    ),
+];
+
+/// Forbidden edges that still exist, each with what keeps it. Paying one off means deleting
+/// it here (the test says so).
+const DEBTS: &[(&str, &str, &str)] = &[
+    (
+        "tavo",
+        "tavo-store",
+        "list/show/delete/settings/var/connection commands open the store directly",
+    ),
+    (
+        "tavo",
+        "tavo-web",
+        "`tavo fetch` keeps its cursor cache across processes in cmd/web.rs",
+    ),
+    (
+        "tavo-server",
+        "tavo-store",
+        "AppState holds the Store for the asset, media and message routes",
+    ),
+    (
+        "tavo-server",
+        "tavo-prompt",
+        "POST /api/chats renders greetings itself until it calls tools::chats",
+    ),
+    (
+        "tavo",
+        "tavo-prompt",
+        "`tavo prompt` builds with the prompt crate until the engine's builder serves it",
+    ),
+    (
+        "tavo",
+        "tavo-formats",
+        "`tavo export` names tavo_formats::ExportFormat",
+    ),
+    (
+        "tavo-server",
+        "tavo-formats",
+        "the export route names tavo_formats::ExportFormat",
+    ),
+];
+
+fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cargo metadata: {e}"));
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("cargo metadata is not JSON: {e}"));
+    let mut graph = BTreeMap::new();
+    for package in meta["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default().to_owned();
+        let deps = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            // Normal and build dependencies ship; dev-dependencies only build tests.
+            .filter(|d| d["kind"].as_str() != Some("dev"))
+            .filter_map(|d| d["name"].as_str().map(str::to_owned))
+            .collect();
+        graph.insert(name, deps);
+    }
+    graph
+}
+
+#[test]
+fn no_room_depends_on_what_architecture_md_rules_out() {
+    let graph = normal_dependencies();
+    assert!(graph.contains_key("tavo-tools"), "not the tavo workspace");
+    let debts: BTreeSet<(&str, &str)> = DEBTS.iter().map(|(c, d, _)| (*c, *d)).collect();
+    let mut broken = Vec::new();
+    for (krate, dep, why) in FORBIDDEN {
+        let has = graph.get(*krate).is_some_and(|deps| deps.contains(*dep));
+        let owed = debts.contains(&(*krate, *dep));
+        match (has, owed) {
+            (true, false) => broken.push(format!("{krate} depends on {dep}: {why}")),
+            (false, true) => broken.push(format!(
+                "{krate} no longer depends on {dep}: delete the debt from DEBTS and ARCHITECTURE.md"
+            )),
+            _ => {}
+        }
+    }
+    for (krate, dep, _) in DEBTS {
+        assert!(
+            FORBIDDEN.iter().any(|(c, d, _)| c == krate && d == dep),
+            "debt {krate} → {dep} is not a forbidden edge"
+        );
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
