@@ -6,9 +6,28 @@
 //! `--json`). Diagnostics go to stderr; stdout carries only the result, so scripts can pipe it.
 //! Exit codes: 0 success, 1 failure, 2 usage error (clap's own code for bad arguments).
 
+/// std's `println!`, except that a closed stdout ends the command quietly instead of
+/// panicking (see [`stdout`]). Defined before the modules, so it shadows std's in all of them.
+macro_rules! println {
+    () => {
+        $crate::stdout::write(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::stdout::write(format_args!($($arg)*), true)
+    };
+}
+
+/// std's `print!`, with [`println!`]'s handling of a closed stdout.
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::stdout::write(format_args!($($arg)*), false)
+    };
+}
+
 mod cmd;
 mod context;
 mod library;
+mod stdout;
 
 use std::process::ExitCode;
 
@@ -70,8 +89,25 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A closed stdout unwinds with `StdoutClosed` from wherever the result was being printed.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
+    match outcome {
+        Ok(_) if stdout::closed() => ExitCode::SUCCESS,
+        Ok(Ok(code)) => code,
+        Ok(Err(err)) if stdout::is_closed_pipe(&err) => ExitCode::SUCCESS,
+        Ok(Err(err)) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+        Err(payload) if payload.is::<stdout::StdoutClosed>() => ExitCode::SUCCESS,
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// Runs one command.
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Context::new(cli.data_dir);
-    let result: anyhow::Result<ExitCode> = match cli.command {
+    match cli.command {
         Command::DataDir => {
             println!("{}", ctx.data_dir().display());
             Ok(ExitCode::SUCCESS)
@@ -92,12 +128,5 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
-    };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
     }
 }
