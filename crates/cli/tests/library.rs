@@ -30,6 +30,17 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The main id of a plain `tavo import` of one file, whose stdout line is `KIND ID`.
+fn created_id(out: &Output, kind: &str) -> String {
+    let line = stdout(out);
+    let (k, id) = line
+        .trim()
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("`KIND ID` on stdout: {line:?}"));
+    assert_eq!(k, kind, "{line:?}");
+    id.to_owned()
+}
+
 fn json_lines(out: &Output) -> Vec<Value> {
     stdout(out)
         .lines()
@@ -117,16 +128,23 @@ fn the_whole_corpus_imports_with_one_json_line_per_file() {
 }
 
 #[test]
-fn without_json_stdout_holds_only_the_created_ids() {
+fn without_json_stdout_names_each_files_kind_and_id() {
     let dir = tempfile::tempdir().unwrap();
     let regex = corpus().join("regex");
     let out = tavo(dir.path(), &["import", regex.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let ids: Vec<i64> = stdout(&out)
-        .lines()
-        .map(|l| l.trim().parse().expect("an id alone on its line"))
-        .collect();
-    assert_eq!(ids, (1..=10).collect::<Vec<_>>());
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    let want: Vec<String> = (1..=10).map(|i| format!("regex {i}")).collect();
+    assert_eq!(lines, want);
+    // A card's line names the character; its lorebook and regex group go to stderr.
+    let card = corpus().join("cards/stbackload-koenig-krueger.png");
+    let out = tavo(dir.path(), &["import", card.to_str().unwrap()]);
+    assert_eq!(stdout(&out), "character 1\n");
+    assert!(
+        stderr(&out).contains("also created lorebook 1"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -283,9 +301,10 @@ fn a_bad_file_is_refused_by_name_and_changes_nothing_while_the_folder_import_goe
 fn a_chat_is_linked_to_a_character_of_the_same_name_and_nothing_else_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let card = corpus().join("cards/st-default_Seraphina.png");
-    let character_id = stdout(&tavo(dir.path(), &["import", card.to_str().unwrap()]))
-        .trim()
-        .to_owned();
+    let character_id = created_id(
+        &tavo(dir.path(), &["import", card.to_str().unwrap()]),
+        "character",
+    );
     let chat = dir.path().join("chat.jsonl");
     std::fs::write(
         &chat,
@@ -328,9 +347,10 @@ fn a_chat_is_linked_to_a_character_of_the_same_name_and_nothing_else_is_created(
 fn show_list_and_delete() {
     let dir = tempfile::tempdir().unwrap();
     let file = corpus().join("cards/serioustavern-selene-v2.json");
-    let id = stdout(&tavo(dir.path(), &["import", file.to_str().unwrap()]))
-        .trim()
-        .to_owned();
+    let id = created_id(
+        &tavo(dir.path(), &["import", file.to_str().unwrap()]),
+        "character",
+    );
     let shown: Value = serde_json::from_str(&stdout(&tavo(
         dir.path(),
         &["show", "character", &id, "--json"],
@@ -417,9 +437,10 @@ fn data_dir_flag_wins_over_the_environment() {
 fn a_png_card_exports_to_png_and_charx_and_comes_back() {
     let dir = tempfile::tempdir().unwrap();
     let card = corpus().join("cards/stbackload-koenig-krueger.png");
-    let id = stdout(&tavo(dir.path(), &["import", card.to_str().unwrap()]))
-        .trim()
-        .to_owned();
+    let id = created_id(
+        &tavo(dir.path(), &["import", card.to_str().unwrap()]),
+        "character",
+    );
     for format in ["png", "charx", "tavo"] {
         let out_file = dir.path().join(format!("out.{format}"));
         let exported = tavo(

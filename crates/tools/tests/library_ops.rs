@@ -321,7 +321,9 @@ async fn presets_report_nested_paths_and_missing_targets() {
     let r = lib
         .ok(None, "tavo_preset_import", json!({"preset": st}))
         .await;
-    assert!(r["id"].as_i64().is_some());
+    assert!(r["presetId"].as_i64().is_some(), "{r}");
+    assert_eq!(r["kind"], "preset");
+    assert_eq!(r["regexId"], serde_json::Value::Null);
     assert_eq!(
         lib.ok(None, "tavo_preset_all", json!({}))
             .await
@@ -351,7 +353,8 @@ async fn regex_and_lorebooks() {
     let all = lib.ok(None, "tavo_regex_all", json!({})).await;
     assert_eq!(all[0]["entries"], json!(1), "all() counts entries");
     assert_eq!(
-        lib.ok(None, "tavo_regex_get", json!({"id": r["id"]})).await["entries"][0]["placements"],
+        lib.ok(None, "tavo_regex_get", json!({"id": r["regexId"]}))
+            .await["entries"][0]["placements"],
         json!(["char"])
     );
     let b = lib

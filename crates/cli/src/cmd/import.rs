@@ -1,10 +1,11 @@
 //! `tavo import PATH... [--kind K] [--json]`: files or folders (recursively) into the library.
 //!
-//! Each file is read by `tavo-formats` and stored in one transaction, so a file that fails
-//! changes nothing; a folder import reports the failure and keeps going; the exit code is 1 if
-//! any file failed. stdout carries only results: the created id per file, or with `--json` one
-//! object per file and line: `path`, `kind`, `name`, the created ids under the seed's names,
-//! `warnings`.
+//! Each file goes through `tavo_tools::library::import_file`, the import every door shares, and
+//! is stored in one transaction, so a file that fails changes nothing; a folder import reports
+//! the failure and keeps going; the exit code is 1 if any file failed. stdout carries only
+//! results: per file one line naming the main object's kind and id (`character 3`), or with
+//! `--json` one object per file and line: `path`, then the shared result object (`kind`,
+//! `name`, the created ids under the seed's names, `warnings`).
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -12,10 +13,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{Map, Value, json};
-use tavo_formats::Warning;
 use tavo_model::AssetKind;
 use tavo_store::Store;
-use tavo_tools::library::store_imported;
+use tavo_tools::library::{ImportedFile, import_file as import_bytes};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -44,15 +44,6 @@ fn parse_import_kind(value: &str) -> Result<AssetKind, String> {
     value
         .parse()
         .map_err(|e: tavo_model::UnknownKind| e.to_string())
-}
-
-/// What one imported file created.
-struct Created {
-    kind: AssetKind,
-    name: String,
-    /// The seed's id names, main object first (`characterId`, `lorebookId`, `regexId`, …).
-    ids: Vec<(&'static str, Option<i64>)>,
-    warnings: Vec<Warning>,
 }
 
 pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
@@ -90,17 +81,17 @@ pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 if args.json {
                     println!("{}", result_line(&shown, &created));
                 } else {
-                    if let Some((_, Some(id))) = created.ids.first() {
-                        println!("{id}");
+                    let created_ids = created.created();
+                    if let Some((kind, id)) = created_ids.first() {
+                        println!("{kind} {id}");
                     }
                     for warning in &created.warnings {
                         say(format!("warning: {shown}: {warning}"));
                     }
-                    let others: Vec<String> = created.ids[1..]
+                    let others: Vec<String> = created_ids
                         .iter()
-                        .filter_map(|(k, v)| {
-                            v.map(|id| format!("{} {id}", k.trim_end_matches("Id")))
-                        })
+                        .skip(1)
+                        .map(|(kind, id)| format!("{kind} {id}"))
                         .collect();
                     if !others.is_empty() {
                         say(format!("{shown}: also created {}", others.join(", ")));
@@ -146,41 +137,25 @@ pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The `--json` line of one file.
-fn result_line(path: &str, created: &Created) -> Value {
+/// The `--json` line of one file: `path`, then the result object every door shows.
+fn result_line(path: &str, created: &ImportedFile) -> Value {
     let mut line = Map::new();
     line.insert("path".into(), json!(path));
-    line.insert("kind".into(), json!(created.kind.as_str()));
-    line.insert("name".into(), json!(created.name));
-    for (key, id) in &created.ids {
-        line.insert((*key).into(), json!(id));
-    }
-    line.insert("warnings".into(), json!(created.warnings));
+    line.extend(created.to_json());
     Value::Object(line)
 }
 
-/// Reads, converts and stores one file; the error message names the file (and, from the
-/// reader, the JSON path).
+/// Reads one file and imports it; the error message names the file (and, from the reader,
+/// the JSON path).
 fn import_file(
     store: &Store,
     file: &Path,
     shown: &str,
     kind: Option<AssetKind>,
-) -> anyhow::Result<Created> {
+) -> anyhow::Result<ImportedFile> {
     let bytes =
         std::fs::read(file).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
-    let outcome = tavo_formats::import_bytes(&bytes, shown, kind)?;
-    let kind = outcome.imported.kind();
-    let name = outcome.imported.name().to_owned();
-    let mut warnings = outcome.warnings;
-    let ids = store_imported(store, outcome.imported, &mut warnings)
-        .map_err(|e| anyhow::anyhow!("{shown}: cannot store the {kind}: {e}"))?;
-    Ok(Created {
-        kind,
-        name,
-        ids,
-        warnings,
-    })
+    Ok(import_bytes(store, &bytes, shown, kind)?)
 }
 
 /// The files to import, in a stable order: each PATH as given; a folder's importable files

@@ -7,11 +7,11 @@ use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tavo_formats::ExportFormat;
 use tavo_model::AssetKind;
+use tavo_tools::library::{export_asset, export_format_for, import_file};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::library::{export as export_asset, formats_of, import_file, mime_of};
+use crate::library::{failed_json, imported_json};
 use crate::routes::assets::parse_kind;
 use crate::routes::bytes_response;
 use crate::state::AppState;
@@ -83,18 +83,23 @@ pub async fn import(
                     .blocking_api(move |store| {
                         let bytes = std::fs::read(&spooled.path)
                             .map_err(|e| ApiError::internal("reading an upload spool file", e))?;
-                        import_file(store, &bytes, &spooled.name, kind)
+                        Ok(import_file(store, &bytes, &spooled.name, kind)
+                            .map_err(|e| e.into_tool_error()))
                     })
                     .await;
                 match outcome {
-                    Ok(created) => {
+                    Ok(Ok(created)) => {
                         imported += 1;
-                        if let Some((_, Some(id))) = created.ids.first() {
+                        if let Some(id) = created.main_id() {
                             state
                                 .hub
-                                .library(created.kind.as_str(), "imported", Some(*id));
+                                .library(created.kind.as_str(), "imported", Some(id));
                         }
-                        results.push(created.to_json(&name));
+                        results.push(imported_json(&name, &created));
+                    }
+                    Ok(Err(e)) => {
+                        failed += 1;
+                        results.push(failed_json(&name, &e));
                     }
                     Err(e) => {
                         failed += 1;
@@ -139,23 +144,12 @@ pub async fn export(
     Query(q): Query<ExportQuery>,
 ) -> ApiResult<Response> {
     let kind = parse_kind(&kind)?;
-    let allowed = formats_of(kind);
-    let format: ExportFormat = match q.format.as_deref() {
-        None => allowed[0],
-        Some(f) => f.parse().map_err(ApiError::bad_request)?,
-    };
-    if !allowed.contains(&format) {
-        let names: Vec<&str> = allowed.iter().map(|f| f.as_str()).collect();
-        return Err(ApiError::bad_request(format!(
-            "a {kind} cannot be exported as {format}; use format={}",
-            names.join(" | ")
-        )));
-    }
-    let (bytes, name) = state
-        .blocking_api(move |s| export_asset(s, kind, id, format))
+    let format = export_format_for(kind, q.format.as_deref())?;
+    let exported = state
+        .blocking_api(move |s| Ok(export_asset(s, kind, id, Some(format))?))
         .await?;
-    let mut response = bytes_response(mime_of(format), bytes);
-    let file = download_name(&name, format.extension());
+    let file = download_name(&exported.name, exported.format.extension());
+    let mut response = bytes_response(exported.mime_type(), exported.bytes);
     if let Ok(v) = HeaderValue::from_str(&file) {
         response
             .headers_mut()

@@ -14,7 +14,6 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tavo_formats::{Imported, import_bytes};
 use tavo_model::{AssetKind, Character, Lorebook, Persona, Preset, RegexGroup};
 use tavo_store::{Asset, Store};
 
@@ -348,63 +347,17 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
     Ok(())
 }
 
+/// The `*_import` tools: [`crate::library::import_value`], the import every door shares, so
+/// the result names its ids as the CLI and HTTP do (`characterId`, `lorebookId`, `regexId`,
+/// `presetId`) and carries the same `warnings` objects.
 fn import_one(
     store: &Store,
     value: Value,
     field: &str,
     kind: AssetKind,
 ) -> Result<Outcome, ToolError> {
-    let bytes = serde_json::to_vec(&value).map_err(|_| ToolError::internal("importing"))?;
-    let outcome = import_bytes(&bytes, &format!("{field}.json"), Some(kind)).map_err(|e| {
-        let path = if e.path.is_empty() {
-            field.to_owned()
-        } else {
-            format!("{field}.{}", e.path)
-        };
-        ToolError::new(
-            ErrorCode::InvalidArguments,
-            format!("{path}: {}", e.message),
-        )
-        .with_details(json!({"path": path, "expected": e.message, "actualType": "object"}))
-    })?;
-    let warnings: Vec<String> = outcome.warnings.iter().map(|w| w.message.clone()).collect();
-    let err = |e| store_error("importing", e);
-    let mut result = match outcome.imported {
-        Imported::Character {
-            character,
-            avatar,
-            lorebook,
-            regex,
-        } => {
-            let r = store
-                .import_character(
-                    &character,
-                    avatar.as_deref(),
-                    lorebook.as_ref(),
-                    regex.as_ref(),
-                )
-                .map_err(err)?;
-            serde_json::to_value(r).map_err(|_| ToolError::internal("importing"))?
-        }
-        Imported::Preset { preset, regex } => {
-            let (id, regex_id) = store.import_preset(&preset, regex.as_ref()).map_err(err)?;
-            json!({"id": id.0, "regexId": regex_id.map(|r| r.0)})
-        }
-        Imported::Lorebook(book) => json!({"id": store.create(&book).map_err(err)?.0}),
-        Imported::Regex(group) => json!({"id": store.create(&group).map_err(err)?.0}),
-        Imported::Persona(p) => json!({"id": store.create(&p).map_err(err)?.0}),
-        Imported::Chat(_) => {
-            return Err(ToolError::invalid_at(
-                field,
-                "a library asset, not a chat",
-                "object",
-            ));
-        }
-    };
-    if !warnings.is_empty() {
-        result["warnings"] = json!(warnings);
-    }
-    Outcome::value(result)
+    let imported = crate::library::import_value(store, field, &value, kind)?;
+    Outcome::value(imported.to_json())
 }
 
 /// Registers every library namespace.
