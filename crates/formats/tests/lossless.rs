@@ -13,10 +13,17 @@ fn corpus(sub: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/corpus")
         .join(sub);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+    // A missing corpus must fail the run, not pass it with nothing checked.
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; the tests need ../shared beside the checkout",
+                dir.display()
+            )
+        });
     v.sort();
+    assert!(!v.is_empty(), "{} is empty", dir.display());
     v
 }
 

@@ -17,10 +17,15 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
         "chats/kepler-seraphina-2023-unused-names.jsonl",
     ]
     .iter()
-    .filter_map(|p| {
-        std::fs::read(root.join(p))
-            .ok()
-            .map(|b| ((*p).to_owned(), b))
+    .map(|p| {
+        // A missing corpus file fails the run: silently fuzzing fewer inputs would pass it.
+        let bytes = std::fs::read(root.join(p)).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; the tests need ../shared beside the checkout",
+                root.join(p).display()
+            )
+        });
+        ((*p).to_owned(), bytes)
     })
     .collect();
     let card = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Z","first_mes":"x","character_book":{"entries":[{"keys":["a"],"content":"b"}]}}}"#;

@@ -104,6 +104,14 @@ fn options() -> PromptOptions {
     o
 }
 
+/// FNV-1a, 64-bit: a hash whose value never changes between Rust releases (std's does not
+/// promise that), so a snapshot pins the exact text of every message.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 fn summarize(out: &PromptOutput) -> Value {
     let messages: Vec<Value> = out
         .messages
@@ -114,6 +122,8 @@ fn summarize(out: &PromptOutput) -> Value {
                 "role": m.role,
                 "name": m.name,
                 "chars": m.content.chars().count(),
+                // The whole content, not only its head, is compared.
+                "fnv1a64": format!("{:016x}", fnv1a64(m.content.as_bytes())),
                 "head": head,
             })
         })
