@@ -151,10 +151,25 @@ impl Guard {
                  add the name to `allowed_hosts` in config.toml to reach it through another name",
             ));
         }
+        let app_file =
+            matches!(*method, Method::GET | Method::HEAD) && crate::static_app::is_app_path(path);
+        // A sandboxed frame (a bubble's script, a plugin) has an opaque origin and reaches the
+        // library only through the app's bridge, never by calling the API itself.
+        if !app_file
+            && headers
+                .get(header::ORIGIN)
+                .is_some_and(|o| o.as_bytes() == b"null")
+        {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "opaque_origin",
+                "requests from an opaque origin (a sandboxed frame) are refused; scripts in \
+                 messages reach the library through the app's tavo bridge",
+            ));
+        }
         let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
         if changes_state {
             if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
-                && origin != "null"
                 && !self.host_allowed(origin_host(origin))
             {
                 return Err(csrf(
@@ -172,8 +187,6 @@ impl Guard {
         }
         // The browser app's files (everything outside /api/) are public: the login screen must
         // load before the token is known. They hold nothing of the library.
-        let app_file =
-            matches!(*method, Method::GET | Method::HEAD) && crate::static_app::is_app_path(path);
         let public = app_file || PUBLIC.iter().any(|(m, p)| *m == method && *p == path);
         let bearer = self.bearer_ok(headers);
         if bearer == Some(false) {
@@ -302,77 +315,212 @@ mod tests {
         }
     }
 
-    #[test]
-    fn rebinding_is_refused() {
-        let g = guard(None);
-        let e = g
-            .check(
-                &Method::GET,
-                "/api/ops",
-                &headers(&[("host", "evil.example:7860")]),
+    /// One request and what the guard answers: `Ok(())` or the error code.
+    struct Case {
+        what: &'static str,
+        token: Option<&'static str>,
+        method: Method,
+        path: &'static str,
+        headers: &'static [(&'static str, &'static str)],
+        expect: Result<(), &'static str>,
+    }
+
+    const TOKEN: &str = "0123456789abcdef";
+    const HOST: (&str, &str) = ("host", "127.0.0.1:7860");
+
+    fn cases() -> Vec<Case> {
+        let case = |what, token, method, path, headers, expect| Case {
+            what,
+            token,
+            method,
+            path,
+            headers,
+            expect,
+        };
+        let t = Some(TOKEN);
+        vec![
+            case(
+                "DNS rebinding: a foreign Host",
                 None,
-            )
-            .expect_err("refused");
-        assert_eq!(e.code, "forbidden_host");
+                Method::GET,
+                "/api/ops",
+                &[("host", "evil.example:7860")],
+                Err("forbidden_host"),
+            ),
+            case(
+                "no Host at all",
+                None,
+                Method::GET,
+                "/api/ops",
+                &[],
+                Err("forbidden_host"),
+            ),
+            case(
+                "health is public with a token set",
+                t,
+                Method::GET,
+                "/api/health",
+                &[HOST],
+                Ok(()),
+            ),
+            case(
+                "the app's files are public",
+                t,
+                Method::GET,
+                "/chats/3",
+                &[HOST],
+                Ok(()),
+            ),
+            case(
+                "the API needs the token",
+                t,
+                Method::GET,
+                "/api/ops",
+                &[HOST],
+                Err("unauthorized"),
+            ),
+            case(
+                "a wrong bearer token",
+                t,
+                Method::GET,
+                "/api/ops",
+                &[HOST, ("authorization", "Bearer nope")],
+                Err("unauthorized"),
+            ),
+            case(
+                "a wrong bearer on a public route",
+                t,
+                Method::GET,
+                "/api/health",
+                &[HOST, ("authorization", "Bearer nope")],
+                Err("unauthorized"),
+            ),
+            case(
+                "the right bearer writes without the CSRF header",
+                t,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, ("authorization", "Bearer 0123456789abcdef")],
+                Ok(()),
+            ),
+            case(
+                "a session cookie reads",
+                t,
+                Method::GET,
+                "/api/ops",
+                &[HOST, ("cookie", "COOKIE")],
+                Ok(()),
+            ),
+            case(
+                "a session cookie alone cannot write",
+                t,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, ("cookie", "COOKIE")],
+                Err("csrf"),
+            ),
+            case(
+                "a session cookie with the CSRF header writes",
+                t,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, ("cookie", "COOKIE"), (CSRF_HEADER, "1")],
+                Ok(()),
+            ),
+            case(
+                "a forged cookie",
+                t,
+                Method::GET,
+                "/api/ops",
+                &[HOST, ("cookie", "tavo_session=0123456789abcdef")],
+                Err("unauthorized"),
+            ),
+            case(
+                "a bare form post",
+                None,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST],
+                Err("csrf"),
+            ),
+            case(
+                "another site's Origin",
+                None,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, (CSRF_HEADER, "1"), ("origin", "https://evil.example")],
+                Err("csrf"),
+            ),
+            case(
+                "our own Origin",
+                None,
+                Method::POST,
+                "/api/ops/x",
+                &[
+                    HOST,
+                    (CSRF_HEADER, "1"),
+                    ("origin", "http://127.0.0.1:7860"),
+                ],
+                Ok(()),
+            ),
+            case(
+                "Sec-Fetch-Site: cross-site",
+                None,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, (CSRF_HEADER, "1"), ("sec-fetch-site", "cross-site")],
+                Err("csrf"),
+            ),
+            case(
+                "an opaque origin (a sandboxed bubble) cannot write",
+                None,
+                Method::POST,
+                "/api/ops/x",
+                &[HOST, (CSRF_HEADER, "1"), ("origin", "null")],
+                Err("opaque_origin"),
+            ),
+            case(
+                "an opaque origin cannot read",
+                None,
+                Method::GET,
+                "/api/ops",
+                &[HOST, ("origin", "null")],
+                Err("opaque_origin"),
+            ),
+            case(
+                "an opaque origin cannot read even with a cookie",
+                t,
+                Method::GET,
+                "/api/ops",
+                &[HOST, ("cookie", "COOKIE"), ("origin", "null")],
+                Err("opaque_origin"),
+            ),
+            case(
+                "an opaque origin may still load the app's files",
+                None,
+                Method::GET,
+                "/",
+                &[HOST, ("origin", "null")],
+                Ok(()),
+            ),
+        ]
     }
 
     #[test]
-    fn token_rules() {
-        let g = guard(Some("0123456789abcdef"));
-        let host = ("host", "localhost:1");
-        assert!(
-            g.check(&Method::GET, "/api/health", &headers(&[host]), None)
-                .is_ok()
-        );
-        let e = g
-            .check(&Method::GET, "/api/ops", &headers(&[host]), None)
-            .expect_err("needs auth");
-        assert_eq!(e.status, StatusCode::UNAUTHORIZED);
-        let wrong = headers(&[host, ("authorization", "Bearer nope")]);
-        assert!(g.check(&Method::GET, "/api/ops", &wrong, None).is_err());
-        let right = headers(&[host, ("authorization", "Bearer 0123456789abcdef")]);
-        assert!(g.check(&Method::POST, "/api/ops/x", &right, None).is_ok());
-        let cookie = format!(
-            "a=b; {SESSION_COOKIE}={}",
-            session_value("0123456789abcdef")
-        );
-        let by_cookie = headers(&[host, ("cookie", &cookie)]);
-        assert!(g.check(&Method::GET, "/api/ops", &by_cookie, None).is_ok());
-        // A cookie alone does not let a state change through: the CSRF header is needed.
-        let e = g
-            .check(&Method::POST, "/api/ops/x", &by_cookie, None)
-            .expect_err("csrf");
-        assert_eq!(e.code, "csrf");
-        let with_header = headers(&[host, ("cookie", &cookie), (CSRF_HEADER, "1")]);
-        assert!(
-            g.check(&Method::POST, "/api/ops/x", &with_header, None)
-                .is_ok()
-        );
-    }
-
-    #[test]
-    fn cross_site_writes_are_refused() {
-        let g = guard(None);
-        let host = ("host", "127.0.0.1:7860");
-        let form = headers(&[host]);
-        assert_eq!(
-            g.check(&Method::POST, "/api/ops/x", &form, None)
-                .map_err(|e| e.code),
-            Err("csrf")
-        );
-        let other = headers(&[host, (CSRF_HEADER, "1"), ("origin", "https://evil.example")]);
-        assert!(g.check(&Method::POST, "/api/ops/x", &other, None).is_err());
-        let same = headers(&[
-            host,
-            (CSRF_HEADER, "1"),
-            ("origin", "http://127.0.0.1:7860"),
-        ]);
-        assert!(g.check(&Method::POST, "/api/ops/x", &same, None).is_ok());
-        let fetch_site = headers(&[host, (CSRF_HEADER, "1"), ("sec-fetch-site", "cross-site")]);
-        assert!(
-            g.check(&Method::POST, "/api/ops/x", &fetch_site, None)
-                .is_err()
-        );
+    fn the_guard_answers_each_request_as_the_table_says() {
+        let cookie = format!("a=b; {SESSION_COOKIE}={}", session_value(TOKEN));
+        for c in cases() {
+            let g = guard(c.token);
+            let pairs: Vec<(&'static str, &str)> = c
+                .headers
+                .iter()
+                .map(|&(k, v)| (k, if v == "COOKIE" { cookie.as_str() } else { v }))
+                .collect();
+            let got = g
+                .check(&c.method, c.path, &headers(&pairs), None)
+                .map_err(|e| e.code);
+            assert_eq!(got, c.expect, "{}", c.what);
+        }
     }
 
     #[test]
