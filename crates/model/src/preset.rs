@@ -272,6 +272,44 @@ impl Preset {
             .collect()
     }
 
+    /// Adds the built-in entries a new preset lacks, with their defaults (seed: "preset.entries
+    /// 中缺失的部分将自动填充默认值"), so that a preset created with only its own entries still
+    /// has a main prompt, the character's definitions and — above all — the chat history.
+    ///
+    /// Each missing built-in goes right before the present built-in that follows it most closely
+    /// in the official order (so the definitions stay above `chatHistory`), else right after the
+    /// one that precedes it most closely, else (no built-in given at all) at the front. The caller's entries keep their order; with none of the built-ins
+    /// given, they come after the whole built-in list, as a new prompt is appended in
+    /// SillyTavern's prompt manager.
+    pub fn fill_missing_builtins(&mut self) {
+        let rank = |identifier: &str| {
+            BUILTIN_ENTRIES
+                .iter()
+                .position(|b| b.identifier == identifier)
+        };
+        let defaults = Self::default_entries();
+        for (k, default) in defaults.into_iter().enumerate() {
+            if self.entry(&default.identifier).is_some() {
+                continue;
+            }
+            let ranks: Vec<Option<usize>> =
+                self.entries.iter().map(|e| rank(&e.identifier)).collect();
+            // The present built-in nearest in official order after `k`, else before it.
+            let next = (0..ranks.len())
+                .filter(|&i| ranks[i].is_some_and(|r| r > k))
+                .min_by_key(|&i| ranks[i]);
+            let previous = (0..ranks.len())
+                .filter(|&i| ranks[i].is_some_and(|r| r < k))
+                .max_by_key(|&i| ranks[i]);
+            let at = match (next, previous) {
+                (Some(i), _) => i,
+                (None, Some(i)) => i + 1,
+                (None, None) => 0,
+            };
+            self.entries.insert(at, default);
+        }
+    }
+
     /// Finds an entry by identifier.
     pub fn entry(&self, identifier: &str) -> Option<&PresetEntry> {
         self.entries.iter().find(|e| e.identifier == identifier)
@@ -365,6 +403,62 @@ mod tests {
             ..Default::default()
         };
         assert!(p.validate().is_ok());
+    }
+
+    fn ids(p: &Preset) -> Vec<&str> {
+        p.entries.iter().map(|e| e.identifier.as_str()).collect()
+    }
+
+    #[test]
+    fn a_preset_with_only_its_own_entries_gets_the_builtins_first() {
+        let mut p = Preset {
+            name: "Mini".into(),
+            entries: vec![PresetEntry {
+                identifier: "abc123".into(),
+                content: Some("style".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        p.fill_missing_builtins();
+        let mut want: Vec<&str> = BUILTIN_ENTRIES.iter().map(|b| b.identifier).collect();
+        want.push("abc123");
+        assert_eq!(ids(&p), want);
+        assert!(p.validate().is_ok());
+        assert_eq!(
+            p.entry("chatHistory").map(|e| e.kind),
+            Some(PresetEntryType::Marker)
+        );
+    }
+
+    #[test]
+    fn missing_builtins_go_beside_their_neighbours_and_given_ones_are_kept() {
+        let entry = |id: &str| PresetEntry {
+            identifier: id.into(),
+            content: Some(format!("{id}!")),
+            ..Default::default()
+        };
+        let mut p = Preset {
+            name: "P".into(),
+            entries: vec![entry("x"), entry("chatHistory"), entry("main")],
+            ..Default::default()
+        };
+        p.fill_missing_builtins();
+        let got = ids(&p);
+        assert_eq!(got.len(), 13);
+        // `main` was given after chatHistory: it stays there (last), untouched.
+        assert_eq!(got.last(), Some(&"main"));
+        assert_eq!(
+            p.entry("main").and_then(|e| e.content.as_deref()),
+            Some("main!")
+        );
+        let pos = |id: &str| got.iter().position(|g| *g == id).unwrap_or(usize::MAX);
+        assert!(pos("dialogueExamples") < pos("chatHistory"));
+        assert!(pos("x") < pos("chatHistory"));
+        assert_eq!(pos("jailbreak"), pos("chatHistory") + 1);
+        let again = p.clone();
+        p.fill_missing_builtins();
+        assert_eq!(p, again, "filling twice changes nothing");
     }
 
     #[test]

@@ -393,9 +393,18 @@ async fn library_changes_reach_the_global_stream() {
 async fn assets_are_created_validated_and_deleted() {
     let s = TestServer::start().await;
     let c = client();
+    let (status, zed) = json_of(
+        c.post(s.url("/api/library/character"))
+            .json(&json!({"name": "Zed", "firstMes": "Yo"}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(status, 201, "{zed}");
     let r = c
         .post(s.url("/api/library/chat"))
-        .json(&json!({"name": "New chat", "id": 999, "revision": 7}))
+        .json(&json!({"name": "New chat", "id": 999, "revision": 7, "characters": [zed["id"]]}))
         .send()
         .await
         .expect("send");
@@ -417,7 +426,7 @@ async fn assets_are_created_validated_and_deleted() {
     );
     let (status, err) = json_of(
         c.post(s.url("/api/library/persona"))
-            .json(&json!({"name": ""}))
+            .json(&json!({"name": "", "description": "d"}))
             .send()
             .await
             .expect("send"),

@@ -101,6 +101,24 @@ pub struct AssetSummary {
     pub entries: Option<u64>,
 }
 
+/// The URL under which `tavo serve` serves a character's stored avatar image: what a read
+/// shows as `avatar` when the card itself names none (a PNG card's image is its avatar).
+pub(crate) fn character_avatar_url(id: i64) -> String {
+    format!("/api/characters/{id}/avatar")
+}
+
+/// The URL under which `tavo serve` serves a persona's stored avatar image.
+pub(crate) fn persona_avatar_url(id: i64) -> String {
+    format!("/api/personas/{id}/avatar")
+}
+
+/// The row's revision and times, for [`Tx::asset_json`]'s derived fields.
+struct RowTimes<'a> {
+    revision: i64,
+    created: &'a str,
+    updated: &'a str,
+}
+
 /// The model JSON of an asset as stored: everything but `id` and `revision`.
 pub(crate) fn to_data<A: Serialize>(kind: AssetKind, asset: &A) -> Result<Map<String, Value>> {
     match serde_json::to_value(asset).map_err(|e| StoreError::json(kind.as_str(), e))? {
@@ -166,8 +184,37 @@ impl Tx<'_> {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The asset as TavoJS-shaped JSON (`id`, `revision`, then its fields), or `None`.
+    /// The asset as TavoJS-shaped JSON (`id`, `revision`, then its fields), or `None`, with the
+    /// fields a reader expects filled in from the row (see `derived_fields`): this is what
+    /// every door's read shows.
     pub fn asset_json(&self, kind: AssetKind, id: i64) -> Result<Option<Value>> {
+        let row: Option<(i64, String, String, String)> = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT revision, data, created_at, updated_at FROM {} WHERE id = ?1",
+                    kind.table()
+                ),
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        let Some((revision, text, created, updated)) = row else {
+            return Ok(None);
+        };
+        let mut data = parse_data(kind, id, &text)?;
+        let row = RowTimes {
+            revision,
+            created: &created,
+            updated: &updated,
+        };
+        self.derived_fields(kind, id, &row, &mut data)?;
+        Ok(Some(with_identity(id, revision, data)))
+    }
+
+    /// The asset's JSON exactly as stored (`id`, `revision`, then its fields): what typed reads
+    /// and exports see, so a card exports its own dates and avatar, not derived ones.
+    fn asset_stored_json(&self, kind: AssetKind, id: i64) -> Result<Option<Value>> {
         let row: Option<(i64, String)> = self
             .conn
             .query_row(
@@ -180,10 +227,81 @@ impl Tx<'_> {
             .transpose()
     }
 
+    /// Fills what TavoJS readers rely on but the stored JSON may lack:
+    /// - characters and personas: `avatar` — the stored value, else the URL of the stored avatar
+    ///   image ([`character_avatar_url`], [`persona_avatar_url`]), else `null` (always present);
+    /// - characters: `creationDate` (stored value, else the row's creation time) and
+    ///   `modificationDate` (the stored value while the row is as imported — revision 1 — else
+    ///   the time of the last write);
+    /// - chats: `creationDate` (stored value, else the row's creation time).
+    fn derived_fields(
+        &self,
+        kind: AssetKind,
+        id: i64,
+        row: &RowTimes<'_>,
+        data: &mut Map<String, Value>,
+    ) -> Result<()> {
+        let present = |data: &Map<String, Value>, key: &str| {
+            data.get(key).is_some_and(|v| !v.is_null() && v != "")
+        };
+        match kind {
+            AssetKind::Character => {
+                if !present(data, "avatar") {
+                    let url = self.character_avatar_ref(tavo_model::CharacterId(id))?;
+                    data.insert("avatar".into(), url.map_or(Value::Null, Value::String));
+                }
+                if !present(data, "creationDate") {
+                    data.insert("creationDate".into(), Value::String(row.created.to_owned()));
+                }
+                if row.revision > 1 || !present(data, "modificationDate") {
+                    data.insert(
+                        "modificationDate".into(),
+                        Value::String(row.updated.to_owned()),
+                    );
+                }
+            }
+            AssetKind::Persona if !present(data, "avatar") => {
+                let has: Option<i64> = self
+                    .conn
+                    .query_row(
+                        "SELECT 1 FROM persona_avatars WHERE persona_id = ?1",
+                        [id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                let url = has.map(|_| Value::String(persona_avatar_url(id)));
+                data.insert("avatar".into(), url.unwrap_or(Value::Null));
+            }
+            AssetKind::Chat if !present(data, "creationDate") => {
+                data.insert("creationDate".into(), Value::String(row.created.to_owned()));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The URL of a character's stored avatar image, or `None` when it has none.
+    pub fn character_avatar_ref(&self, id: tavo_model::CharacterId) -> Result<Option<String>> {
+        let has: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT 1 FROM character_avatars WHERE character_id = ?1",
+                [id.0],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(has.map(|_| character_avatar_url(id.0)))
+    }
+
     /// Id, name, revision and timestamps of every asset of a kind, by id.
     pub fn asset_summaries(&self, kind: AssetKind) -> Result<Vec<AssetSummary>> {
         let extra = match kind {
-            AssetKind::Character | AssetKind::Persona => "json_extract(data, '$.avatar'), NULL",
+            AssetKind::Character => {
+                "COALESCE(NULLIF(json_extract(data, '$.avatar'), ''), (SELECT '/api/characters/' || character_id || '/avatar' FROM character_avatars WHERE character_id = characters.id)), NULL"
+            }
+            AssetKind::Persona => {
+                "COALESCE(NULLIF(json_extract(data, '$.avatar'), ''), (SELECT '/api/personas/' || persona_id || '/avatar' FROM persona_avatars WHERE persona_id = personas.id)), NULL"
+            }
             AssetKind::Lorebook | AssetKind::Regex | AssetKind::Preset => {
                 "NULL, json_array_length(data, '$.entries')"
             }
@@ -260,6 +378,18 @@ impl Tx<'_> {
         let mut data = data.clone();
         data.shift_remove("id");
         data.shift_remove("revision");
+        // A read shows the stored avatar image's URL as `avatar`; writing that object back must
+        // not turn the derived URL into a stored one that outlives the image.
+        let derived = match kind {
+            AssetKind::Character => Some(character_avatar_url(id)),
+            AssetKind::Persona => Some(persona_avatar_url(id)),
+            _ => None,
+        };
+        if let Some(url) = derived
+            && data.get("avatar").is_some_and(|v| v == &Value::String(url))
+        {
+            data.shift_remove("avatar");
+        }
         let name = data
             .get("name")
             .and_then(Value::as_str)
@@ -275,11 +405,48 @@ impl Tx<'_> {
     /// Deletes an asset; returns whether it existed. Rows that belong to it (avatars, a chat's
     /// messages, variables and state) go with it. A chat's files are removed by
     /// [`crate::Store::chat_delete`], which runs after the transaction commits.
+    ///
+    /// Deleting a character also removes it from the member list of every chat it is in (a
+    /// group chat goes on with the others; the chat and its messages stay, as when a member
+    /// leaves a SillyTavern group), in the same transaction.
     pub fn asset_delete(&self, kind: AssetKind, id: i64) -> Result<bool> {
+        if kind == AssetKind::Character {
+            self.remove_member_everywhere(tavo_model::CharacterId(id))?;
+        }
         Ok(self
             .conn
             .execute(&format!("DELETE FROM {} WHERE id = ?1", kind.table()), [id])?
             > 0)
+    }
+
+    /// The chats whose member list names the character, by id.
+    pub fn chats_with_member(
+        &self,
+        id: tavo_model::CharacterId,
+    ) -> Result<Vec<tavo_model::ChatId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT c.id FROM chats c, json_each(c.data, '$.characters') m
+             WHERE json_extract(m.value, '$.id') = ?1 ORDER BY c.id",
+        )?;
+        let rows = stmt.query_map([id.0], |r| r.get::<_, i64>(0))?;
+        Ok(rows
+            .map(|r| r.map(tavo_model::ChatId))
+            .collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// Removes a character from every chat's member list; returns the chats changed.
+    fn remove_member_everywhere(
+        &self,
+        id: tavo_model::CharacterId,
+    ) -> Result<Vec<tavo_model::ChatId>> {
+        let chats = self.chats_with_member(id)?;
+        for chat_id in &chats {
+            if let Some(mut chat) = self.get::<Chat>(*chat_id)? {
+                chat.characters.retain(|m| m.id != id);
+                self.update(&chat, None)?;
+            }
+        }
+        Ok(chats)
     }
 
     /// Stores a new asset; returns its id. The asset's own `id` and `revision` are ignored.
@@ -291,7 +458,7 @@ impl Tx<'_> {
     /// The asset with its `id` and `revision` filled in, or `None`.
     pub fn get<A: Asset>(&self, id: A::Id) -> Result<Option<A>> {
         let raw = A::raw_id(id);
-        self.asset_json(A::KIND, raw)?
+        self.asset_stored_json(A::KIND, raw)?
             .map(|v| from_json(raw, v))
             .transpose()
     }

@@ -76,6 +76,22 @@ impl Tx<'_> {
             .ok_or_else(|| StoreError::not_found("chat", chat))
     }
 
+    /// `NotFound` when the message names a character that does not exist.
+    fn speaker_exists(&self, message: &Message) -> Result<()> {
+        let Some(id) = message.character_id else {
+            return Ok(());
+        };
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT 1 FROM characters WHERE id = ?1", [id.0], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        found
+            .map(|_| ())
+            .ok_or_else(|| StoreError::not_found("character", id))
+    }
+
     /// Number of messages in the chat, hidden ones included (seed `tavo.message.count`).
     pub fn message_count(&self, chat: ChatId) -> Result<u64> {
         // MAX(position)+1 is answered from the index; COUNT(*) would walk the chat's rows.
@@ -89,7 +105,12 @@ impl Tx<'_> {
 
     /// Appends a message at the end of the chat; returns its id. The message's own `id` and
     /// `floor` are ignored.
+    ///
+    /// A message naming a `characterId` that does not exist (a deleted character) is refused
+    /// with [`StoreError::NotFound`]; bulk appends (imports) are not checked, since an imported
+    /// file's speakers are matched by the importer.
     pub fn message_append(&self, chat: ChatId, message: &Message) -> Result<MessageId> {
+        self.speaker_exists(message)?;
         Ok(self
             .messages_append(chat, std::slice::from_ref(message))?
             .remove(0))
@@ -123,6 +144,7 @@ impl Tx<'_> {
     /// Inserts a message at `floor` (clamped to the end), moving later messages down one floor.
     pub fn message_insert(&self, chat: ChatId, floor: u64, message: &Message) -> Result<MessageId> {
         self.chat_exists(chat)?;
+        self.speaker_exists(message)?;
         let count = self.message_count(chat)?;
         if floor >= count {
             return self.message_append(chat, message);

@@ -94,6 +94,19 @@ impl Store {
         Ok(value)
     }
 
+    /// Like [`Store::write`] for callers whose own error type wraps [`StoreError`] (an operation
+    /// that refuses a field with its path after some reads): any `Err` rolls the transaction back.
+    pub fn write_with<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let conn = self.lock();
+        let open = Open::begin(&conn, "BEGIN IMMEDIATE")?;
+        let value = f(&Tx { conn: &conn })?;
+        open.commit()?;
+        Ok(value)
+    }
+
     /// Runs `f` in one read transaction, so that several reads see one consistent snapshot.
     pub fn read<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let conn = self.lock();

@@ -15,11 +15,17 @@
 //! - [`approval`]: allow / ask / deny per tool, remembered per chat.
 //! - [`ask`]: `tavo_ask_user` questions and answers. [`discovery`]: the two search tools.
 //! - [`extension`]: the seam for page-registered and MCP tools.
+//! - [`assets`]: writing characters, personas, presets, lorebooks and regex groups (CCv3 names,
+//!   required fields, defaults) for every door.
+//! - [`chats`]: creating a chat (bindings checked in one transaction, the greeting with its
+//!   swipes, the card's own lorebook and regex group bound) and rebinding one.
 //! - [`ops`]: the built-in operations, one module per namespace.
 
 pub mod approval;
 pub mod ask;
+pub mod assets;
 pub mod budget;
+pub mod chats;
 pub mod context;
 pub mod discovery;
 pub mod dispatch;

@@ -1,20 +1,19 @@
-//! `tavo chat create|update`: chats and their bindings (characters, persona, preset,
-//! lorebooks, regex groups).
+//! `tavo chat create|update|clone`: chats and their bindings (characters, persona, preset,
+//! lorebooks, regex groups). The work is [`tavo_tools::chats`], the functions HTTP and the
+//! model's tools call too; this module only maps flags onto their arguments.
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::anyhow;
 use clap::{Args, Subcommand};
-use tavo_model::{
-    Character, CharacterId, CharacterSummary, Chat, ChatId, Lorebook, LorebookId, Message, Persona,
-    PersonaId, Preset, PresetId, RegexGroup, RegexId, Role, Summary,
-};
-use tavo_store::{Store, Tx};
+use tavo_model::ChatId;
+use tavo_tools::ToolError;
+use tavo_tools::chats::{AssetRef, ChatEdit, NewChat, clone_chat, create_chat, update_chat};
 
 use crate::context::Context;
 use crate::library::open_store;
 
-/// Create or rebind chats; with no subcommand, chat in the terminal.
+/// Create, rebind or clone chats; with no subcommand, chat in the terminal.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct ChatArgs {
@@ -27,14 +26,45 @@ pub struct ChatArgs {
 
 #[derive(Debug, Subcommand)]
 enum ChatCommand {
-    /// Create a chat; prints its id. The first character's greeting becomes the first message.
-    Create(Bindings),
+    /// Create a chat; prints its id. The first character's greeting becomes the first message
+    /// (its other greetings are swipes), and each character's own lorebook and regex group
+    /// (the ones its card came with) are bound.
+    Create {
+        #[command(flatten)]
+        bindings: Bindings,
+        /// Do not add the greeting as the first message.
+        #[arg(long)]
+        no_greeting: bool,
+        /// Do not bind the characters' own lorebooks and regex groups.
+        #[arg(long)]
+        no_card_bindings: bool,
+    },
     /// Change a chat's bindings; only the flags given are changed (a list flag replaces the list).
     Update {
         /// The chat's id.
         id: i64,
         #[command(flatten)]
         bindings: Bindings,
+        /// Unbind the persona (the chat follows the active persona).
+        #[arg(long, conflicts_with = "persona")]
+        no_persona: bool,
+        /// Unbind the preset (the built-in default preset applies).
+        #[arg(long, conflicts_with = "preset")]
+        no_preset: bool,
+        /// Unbind every lorebook (the characters' own included).
+        #[arg(long, conflicts_with = "lorebooks")]
+        no_lorebooks: bool,
+        /// Unbind every regex group (the characters' own included).
+        #[arg(long, conflicts_with = "regexes")]
+        no_regexes: bool,
+    },
+    /// Copy a chat with its messages, variables, memory and files; prints the new id.
+    Clone {
+        /// The chat to copy.
+        id: i64,
+        /// Name of the copy (default: "<name> (copy)").
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
     },
 }
 
@@ -58,9 +88,15 @@ struct Bindings {
     /// Chat name (default: the characters' names).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
-    /// Do not add the greeting as the first message (create only).
-    #[arg(long)]
-    no_greeting: bool,
+}
+
+fn refs(ids: &[i64]) -> Vec<AssetRef> {
+    ids.iter().copied().map(AssetRef::from).collect()
+}
+
+/// A refusal as the other doors word it: `code: message`.
+fn refused(e: ToolError) -> anyhow::Error {
+    anyhow!("{}: {}", e.code, e.message)
 }
 
 pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
@@ -68,137 +104,55 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         return crate::cmd::chat_tui::run(args.id, ctx);
     };
     let store = open_store(ctx)?;
-    match command {
-        ChatCommand::Create(bindings) => create(&store, bindings),
-        ChatCommand::Update { id, bindings } => update(&store, ChatId(id), bindings),
-    }
-}
-
-fn require<A: tavo_store::Asset>(tx: &Tx<'_>, what: &str, id: A::Id) -> tavo_store::Result<A>
-where
-    A::Id: std::fmt::Display + Copy,
-{
-    tx.get::<A>(id)?
-        .ok_or_else(|| tavo_store::StoreError::NotFound {
-            kind: match what {
-                "character" => "character",
-                "persona" => "persona",
-                "preset" => "preset",
-                "lorebook" => "lorebook",
-                _ => "regex",
-            },
-            id: id.to_string(),
-        })
-}
-
-fn apply(tx: &Tx<'_>, chat: &mut Chat, b: &Bindings) -> tavo_store::Result<Vec<Character>> {
-    let mut characters = Vec::new();
-    if !b.characters.is_empty() {
-        chat.characters.clear();
-        for id in &b.characters {
-            let c: Character = require(tx, "character", CharacterId(*id))?;
-            chat.characters.push(CharacterSummary {
-                id: CharacterId(*id),
-                name: c.name.clone(),
-                avatar: c.avatar.clone(),
-            });
-            characters.push(c);
-        }
-    }
-    if let Some(id) = b.persona {
-        let p: Persona = require(tx, "persona", PersonaId(id))?;
-        chat.persona = Some(Summary {
-            id: PersonaId(id),
-            name: p.name,
-        });
-    }
-    if let Some(id) = b.preset {
-        let p: Preset = require(tx, "preset", PresetId(id))?;
-        chat.preset = Some(Summary {
-            id: PresetId(id),
-            name: p.name,
-        });
-    }
-    if !b.lorebooks.is_empty() {
-        chat.lorebooks.clear();
-        for id in &b.lorebooks {
-            let l: Lorebook = require(tx, "lorebook", LorebookId(*id))?;
-            chat.lorebooks.push(Summary {
-                id: LorebookId(*id),
-                name: l.name,
-            });
-        }
-    }
-    if !b.regexes.is_empty() {
-        chat.regexes.clear();
-        for id in &b.regexes {
-            let r: RegexGroup = require(tx, "regex", RegexId(*id))?;
-            chat.regexes.push(Summary {
-                id: RegexId(*id),
-                name: r.name,
-            });
-        }
-    }
-    if let Some(name) = &b.name {
-        chat.name = name.clone();
-    }
-    Ok(characters)
-}
-
-fn create(store: &Store, b: Bindings) -> anyhow::Result<ExitCode> {
-    if b.characters.is_empty() {
-        bail!(
-            "a chat needs at least one character: pass --character ID (see `tavo list characters`)"
-        );
-    }
-    let now = tavo_prompt::local_now();
-    let id = store
-        .write(|tx| {
-            let mut chat = Chat::default();
-            let characters = apply(tx, &mut chat, &b)?;
-            if chat.name.trim().is_empty() {
-                chat.name = characters
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-            }
-            let persona = match &chat.persona {
-                Some(p) => tx.get::<Persona>(p.id)?,
-                None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
+    let id = match command {
+        ChatCommand::Create {
+            bindings: b,
+            no_greeting,
+            no_card_bindings,
+        } => {
+            let new = NewChat {
+                name: b.name,
+                characters: refs(&b.characters),
+                persona: b.persona.map(AssetRef::from),
+                preset: b.preset.map(AssetRef::from),
+                lorebooks: refs(&b.lorebooks),
+                regexes: refs(&b.regexes),
+                background: None,
+                card_bindings: Some(!no_card_bindings),
+                greeting: Some(!no_greeting),
             };
-            let id = tx.chat_create(&chat)?;
-            let greeting = (!b.no_greeting)
-                .then(|| tavo_prompt::render_greeting(&characters, persona.as_ref(), now))
-                .flatten();
-            if let Some(text) = greeting {
-                let mut greeting = Message::new(Role::Assistant, text);
-                greeting.character_id = characters.first().and_then(|c| c.id);
-                greeting.name = characters.first().map(|c| c.name.clone());
-                greeting.send_date = Some(now.to_rfc3339());
-                tx.message_append(id, &greeting)?;
-            }
-            Ok(id)
-        })
-        .context("cannot create the chat")?;
-    println!("{id}");
-    Ok(ExitCode::SUCCESS)
-}
-
-fn update(store: &Store, id: ChatId, b: Bindings) -> anyhow::Result<ExitCode> {
-    store
-        .write(|tx| {
-            let mut chat = tx
-                .chat_get(id)?
-                .ok_or_else(|| tavo_store::StoreError::NotFound {
-                    kind: "chat",
-                    id: id.to_string(),
-                })?;
-            apply(tx, &mut chat, &b)?;
-            tx.update(&chat, None)?;
-            Ok(())
-        })
-        .with_context(|| format!("cannot update chat {id}"))?;
+            create_chat(&store, new).map_err(refused)?.id
+        }
+        ChatCommand::Update {
+            id,
+            bindings: b,
+            no_persona,
+            no_preset,
+            no_lorebooks,
+            no_regexes,
+        } => {
+            let one = |flag: Option<i64>, clear: bool| {
+                if clear {
+                    Some(None)
+                } else {
+                    flag.map(|id| Some(AssetRef::from(id)))
+                }
+            };
+            let list = |ids: &[i64], clear: bool| (clear || !ids.is_empty()).then(|| refs(ids));
+            let edit = ChatEdit {
+                name: b.name,
+                characters: (!b.characters.is_empty()).then(|| refs(&b.characters)),
+                persona: one(b.persona, no_persona),
+                preset: one(b.preset, no_preset),
+                lorebooks: list(&b.lorebooks, no_lorebooks),
+                regexes: list(&b.regexes, no_regexes),
+                background: None,
+            };
+            update_chat(&store, ChatId(id), edit).map_err(refused)?;
+            ChatId(id)
+        }
+        ChatCommand::Clone { id, name } => clone_chat(&store, ChatId(id), name).map_err(refused)?,
+    };
     println!("{id}");
     Ok(ExitCode::SUCCESS)
 }

@@ -2,20 +2,20 @@
 //!
 //! `PUT /api/library/{kind}/{id}` must name the `revision` it read (in the body or as
 //! `If-Match`); the store writes only if it is still current, so two clients editing the same
-//! character get a 409 for the second write instead of a silent overwrite. The asset is parsed
-//! and validated as its model type before anything is written; the error names the field path.
+//! character get a 409 for the second write instead of a silent overwrite. Writes are
+//! [`tavo_tools::assets`] and [`tavo_tools::chats`], the functions the model's tools and the CLI
+//! call: the asset is parsed and validated as its model type (CCv3 names accepted for a
+//! character, `firstMes` required on create) before anything is written, and the error names
+//! the field path (`character.firstMes`) in the tools' envelope.
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tavo_model::AssetKind;
-use tavo_model::{
-    Character, Chat, ChatId, Lorebook, Message, Persona, Preset, RegexGroup, ValidationErrors,
-};
-use tavo_store::{Asset, AssetSummary, Store, StoreError};
+use tavo_model::{Chat, ChatId, Message};
+use tavo_store::{AssetSummary, Store, StoreError};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -61,7 +61,9 @@ pub async fn list(
 }
 
 /// Creates an asset from its JSON (TavoJS shape; `id` and `revision` are ignored). The asset
-/// is validated as its model type first; the error names the field path.
+/// is validated as its model type first; the error names the field path. A chat's body is
+/// `tavo_chat_create`'s `chat`: every binding is checked in one transaction, the greeting
+/// becomes message 0 and the characters' own lorebooks and regex groups are bound.
 #[utoipa::path(post, path = "/api/library/{kind}", tag = "library",
     params(("kind" = String, Path, description = "character, persona, preset, lorebook, regex or chat")),
     request_body(content = Object, description = "The asset"),
@@ -82,7 +84,10 @@ pub async fn create(
     data.shift_remove("id");
     data.shift_remove("revision");
     let id = state
-        .blocking_api(move |s| create_typed(s, kind, data))
+        .blocking_api(move |s| match kind {
+            AssetKind::Chat => create_chat(s, data),
+            _ => Ok(tavo_tools::assets::create_asset(s, kind, data)?),
+        })
         .await?;
     state.hub.library(kind.as_str(), "created", Some(id));
     Ok((StatusCode::CREATED, Json(Written { id, revision: 1 })))
@@ -160,9 +165,12 @@ pub async fn replace(
             ),
         )
     })?;
-    data.insert("id".into(), json!(id));
     let revision = state
-        .blocking_api(move |s| write_typed(s, kind, data, revision))
+        .blocking_api(move |s| {
+            Ok(tavo_tools::assets::replace_asset(
+                s, kind, id, data, revision,
+            )?)
+        })
         .await?;
     state.hub.library(kind.as_str(), "updated", Some(id));
     Ok(Json(Written { id, revision }))
@@ -200,65 +208,15 @@ fn if_match(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-fn write_typed(
-    store: &Store,
-    kind: AssetKind,
-    data: Map<String, Value>,
-    revision: u64,
-) -> ApiResult<u64> {
-    let value = Value::Object(data);
-    match kind {
-        AssetKind::Character => write_one::<Character>(store, value, revision, Character::validate),
-        AssetKind::Persona => write_one::<Persona>(store, value, revision, Persona::validate),
-        AssetKind::Preset => write_one::<Preset>(store, value, revision, Preset::validate),
-        AssetKind::Lorebook => write_one::<Lorebook>(store, value, revision, Lorebook::validate),
-        AssetKind::Regex => write_one::<RegexGroup>(store, value, revision, RegexGroup::validate),
-        AssetKind::Chat => write_one::<Chat>(store, value, revision, Chat::validate),
-    }
-}
-
-fn create_typed(store: &Store, kind: AssetKind, data: Map<String, Value>) -> ApiResult<i64> {
-    let value = Value::Object(data);
-    match kind {
-        AssetKind::Character => create_one::<Character>(store, value, Character::validate),
-        AssetKind::Persona => create_one::<Persona>(store, value, Persona::validate),
-        AssetKind::Preset => create_one::<Preset>(store, value, Preset::validate),
-        AssetKind::Lorebook => create_one::<Lorebook>(store, value, Lorebook::validate),
-        AssetKind::Regex => create_one::<RegexGroup>(store, value, RegexGroup::validate),
-        AssetKind::Chat => create_one::<Chat>(store, value, Chat::validate),
-    }
-}
-
-fn parse_valid<A: Asset + DeserializeOwned>(
-    value: Value,
-    validate: fn(&A) -> Result<(), ValidationErrors>,
-) -> ApiResult<A> {
-    let kind = A::KIND;
-    let asset: A =
-        serde_json::from_value(value).map_err(|e| ApiError::bad_request(format!("{kind}: {e}")))?;
-    validate(&asset).map_err(|e| {
-        ApiError::bad_request(format!("{kind}: {e}")).with_details(json!({ "fields": e }))
-    })?;
-    Ok(asset)
-}
-
-fn create_one<A: Asset + DeserializeOwned>(
-    store: &Store,
-    value: Value,
-    validate: fn(&A) -> Result<(), ValidationErrors>,
-) -> ApiResult<i64> {
-    let asset = parse_valid::<A>(value, validate)?;
-    Ok(A::raw_id(store.create(&asset)?))
-}
-
-fn write_one<A: Asset + DeserializeOwned>(
-    store: &Store,
-    value: Value,
-    revision: u64,
-    validate: fn(&A) -> Result<(), ValidationErrors>,
-) -> ApiResult<u64> {
-    let asset = parse_valid::<A>(value, validate)?;
-    store.update(&asset, Some(revision)).map_err(ApiError::from)
+/// `POST /api/library/chat`: the body is `tavo_chat_create`'s `chat` (ids, or summaries such as
+/// a chat object carries); bindings are checked and the greeting added by the one
+/// [`tavo_tools::chats::create_chat`].
+fn create_chat(store: &Store, mut data: Map<String, Value>) -> ApiResult<i64> {
+    // A chat object as `GET` returns it carries its creation time; a new chat gets its own.
+    data.shift_remove("creationDate");
+    let new: tavo_tools::chats::NewChat = serde_json::from_value(Value::Object(data))
+        .map_err(|e| ApiError::bad_request(format!("chat: {e}")))?;
+    Ok(tavo_tools::chats::create_chat(store, new)?.id.0)
 }
 
 /// Which page of a chat.

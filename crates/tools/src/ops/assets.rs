@@ -2,8 +2,9 @@
 //! (seed 002 🧙 🎭 🎛️ 📚 🎨; seed 000 "角色写入 …", "预设和正则导入 …").
 //!
 //! Each namespace offers `all`, `get`, `find`, `create`, `update`, `delete`, and (except
-//! personas) `import`. create/update use Tavo's native camelCase fields with a strict schema
-//! generated from the model type; `import` takes the outside formats (a CCv2/CCv3 card or bare
+//! personas) `import`. create/update use Tavo's native camelCase fields (and, for characters,
+//! the CCv3 snake_case names) with a strict schema generated from the model type, and call
+//! [`crate::assets`], the writes every door shares; `import` takes the outside formats (a CCv2/CCv3 card or bare
 //! `data`, a SillyTavern character wrapper, SillyTavern presets, World Info, CCv3
 //! `character_book`, SillyTavern regex scripts) through `tavo-formats`.
 //!
@@ -11,68 +12,19 @@
 //! as `entries` are replaced whole, as the seed says), so a partial update never wipes fields
 //! the model did not mention.
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tavo_model::{AssetKind, Character, Lorebook, Persona, Preset, RegexGroup};
-use tavo_store::{Asset, Store};
+use tavo_store::Store;
 
 use crate::context::{OpContext, store_error};
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::operation::{BoxFuture, Handler, OpSpec, Outcome, Safety};
 use crate::ops::common::{FindArgs, IdArgs, NoArgs, missing};
-use crate::ops::validation_error;
 use crate::registry::Registry;
 use crate::schema::{OPEN_OBJECT, strict_schema_for};
 use crate::validate::SchemaError;
 
-/// A model type with its seed rules for create.
-pub trait LibraryAsset:
-    Asset + schemars::JsonSchema + DeserializeOwned + Serialize + Send + 'static
-{
-    /// Argument name (`character`, `persona`, …) and label in messages.
-    const LABEL: &'static str;
-    /// Fields create requires besides `name`.
-    const CREATE_REQUIRES: &'static [&'static str];
-    /// The model's own validation.
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors>;
-}
-
-impl LibraryAsset for Character {
-    const LABEL: &'static str = "character";
-    const CREATE_REQUIRES: &'static [&'static str] = &["firstMes"];
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
-        self.validate()
-    }
-}
-impl LibraryAsset for Persona {
-    const LABEL: &'static str = "persona";
-    const CREATE_REQUIRES: &'static [&'static str] = &["description"];
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
-        self.validate()
-    }
-}
-impl LibraryAsset for Preset {
-    const LABEL: &'static str = "preset";
-    const CREATE_REQUIRES: &'static [&'static str] = &[];
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
-        self.validate()
-    }
-}
-impl LibraryAsset for Lorebook {
-    const LABEL: &'static str = "lorebook";
-    const CREATE_REQUIRES: &'static [&'static str] = &[];
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
-        self.validate()
-    }
-}
-impl LibraryAsset for RegexGroup {
-    const LABEL: &'static str = "regex";
-    const CREATE_REQUIRES: &'static [&'static str] = &[];
-    fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
-        self.validate()
-    }
-}
+pub use crate::assets::LibraryAsset;
 
 /// `{ "<label>": <strict schema of A> }` with the object required.
 fn wrapped_schema<A: LibraryAsset>(what: &str) -> Value {
@@ -81,6 +33,24 @@ fn wrapped_schema<A: LibraryAsset>(what: &str) -> Value {
         m.remove("$schema");
         m.remove("title");
         m.insert("description".into(), Value::String(what.to_owned()));
+        // The CCv3 names (first_mes, …) are accepted beside the camelCase ones.
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for (snake, camel) in A::ALIASES {
+                let schema = if camel.ends_with("Date") {
+                    json!({"type": ["integer", "string"], "description": format!("CCv3 name of {camel} (Unix seconds or RFC 3339).")})
+                } else {
+                    let mut s = props.get(*camel).cloned().unwrap_or_else(|| json!({}));
+                    if let Value::Object(o) = &mut s {
+                        o.insert(
+                            "description".into(),
+                            json!(format!("CCv3 name of {camel}.")),
+                        );
+                    }
+                    s
+                };
+                props.insert((*snake).to_owned(), schema);
+            }
+        }
     }
     json!({"type": "object", "properties": {A::LABEL: inner}, "required": [A::LABEL]})
 }
@@ -99,27 +69,6 @@ fn object_arg(args: &mut Value, field: &str) -> Result<Map<String, Value>, ToolE
         )),
         None => Err(ToolError::invalid_at(field, "object (required)", "missing")),
     }
-}
-
-fn positive_id(obj: &Map<String, Value>, label: &str) -> Result<i64, ToolError> {
-    let path = format!("{label}.id");
-    match obj.get("id") {
-        Some(v) => v.as_i64().filter(|i| *i > 0).ok_or_else(|| {
-            ToolError::invalid_at(&path, "positive integer", crate::error::json_type_name(v))
-        }),
-        None => Err(ToolError::invalid_at(
-            &path,
-            "positive integer (required)",
-            "missing",
-        )),
-    }
-}
-
-fn parse<A: LibraryAsset>(obj: Map<String, Value>) -> Result<A, ToolError> {
-    let asset: A = serde_json::from_value(Value::Object(obj))
-        .map_err(|e| ToolError::new(ErrorCode::InvalidArguments, format!("{}: {e}", A::LABEL)))?;
-    asset.check().map_err(|e| validation_error(A::LABEL, e))?;
-    Ok(asset)
 }
 
 fn summaries(store: &Store, kind: AssetKind) -> Result<Vec<Value>, ToolError> {
@@ -229,43 +178,32 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
             .await
         },
     )?;
-    let requires = A::CREATE_REQUIRES;
+    let required = std::iter::once("name")
+        .chain(A::CREATE_REQUIRES.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" and ")
+        + " required";
+    let extra = match kind {
+        AssetKind::Character => {
+            "; CCv3 names such as first_mes, mes_example, alternate_greetings are accepted too"
+        }
+        AssetKind::Preset => "; built-in entries left out get their defaults",
+        AssetKind::Lorebook | AssetKind::Regex => "; entries without an identifier get one",
+        _ => "",
+    };
+    let required = required + extra;
     r.add_raw(
         OpSpec::described(
             n.create.0,
             n.create.1,
-            format!(
-                "Create a {noun} from Tavo's native fields (name is required). Returns {{id}}."
-            ),
+            format!("Create a {noun} from Tavo's native fields ({required}). Returns {{id}}."),
         )
         .keywords(kw),
         wrapped_schema::<A>(&format!("The new {noun}.")),
         handler(move |mut args: Value, store: Store| {
-            let mut obj = object_arg(&mut args, label)?;
-            obj.shift_remove("id");
-            obj.shift_remove("revision");
-            for field in std::iter::once(&"name").chain(requires.iter()) {
-                let present = obj
-                    .get(*field)
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.trim().is_empty());
-                if !present {
-                    let path = format!("{label}.{field}");
-                    let found = obj
-                        .get(*field)
-                        .map_or("missing", crate::error::json_type_name);
-                    return Err(ToolError::invalid_at(
-                        &path,
-                        "non-empty string (required)",
-                        found,
-                    ));
-                }
-            }
-            let asset: A = parse(obj)?;
-            let id = store
-                .create(&asset)
-                .map_err(|e| store_error("creating", e))?;
-            Outcome::value(json!({"id": A::raw_id(id)}))
+            let obj = object_arg(&mut args, label)?;
+            let id = crate::assets::create_asset(&store, kind, obj)?;
+            Outcome::value(json!({"id": id}))
         }),
     )?;
     r.add_raw(
@@ -281,16 +219,7 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
         wrapped_schema::<A>(&format!("The {noun} fields to write, with its id.")),
         handler(move |mut args: Value, store: Store| {
             let patch = object_arg(&mut args, label)?;
-            let id = positive_id(&patch, label)?;
-            let stored = store.asset_json(kind, id).map_err(|e| store_error("updating", e))?;
-            let Some(Value::Object(mut merged)) = stored else { return Err(missing(label, id)) };
-            for (k, v) in patch {
-                if k != "revision" {
-                    merged.insert(k, v);
-                }
-            }
-            let asset: A = parse(merged)?;
-            let revision = store.update(&asset, None).map_err(|e| store_error("updating", e))?;
+            let (id, revision) = crate::assets::update_asset(&store, kind, patch)?;
             Outcome::value(json!({"id": id, "revision": revision}))
         }),
     )?;

@@ -112,6 +112,23 @@ fn read_only(id: i64) -> ToolError {
     ))
 }
 
+/// Refuses a write to an official theme: `permission_denied` for one that exists, and
+/// `resource_not_found` for an id in the reserved official range that names no theme (ids 3–100
+/// today), as for any other id that does not exist.
+fn refuse_official(id: i64) -> Result<(), ToolError> {
+    if !ts::is_official(id) {
+        return Ok(());
+    }
+    if ts::official_themes()
+        .iter()
+        .any(|t| t.id.map(|i| i.0) == Some(id))
+    {
+        Err(read_only(id))
+    } else {
+        Err(missing("theme", id))
+    }
+}
+
 fn theme_arg(args: &mut Value) -> Result<Map<String, Value>, ToolError> {
     match args.get_mut("theme").map(Value::take) {
         Some(Value::Object(m)) => Ok(m),
@@ -188,9 +205,7 @@ fn update_raw(mut args: Value, store: &Store) -> Result<Outcome, ToolError> {
     let id = id.ok_or_else(|| {
         ToolError::invalid_at("theme.id", "positive integer (required)", "missing")
     })?;
-    if ts::is_official(id) {
-        return Err(read_only(id));
-    }
+    refuse_official(id)?;
     let mut theme = ts::get(store, id)
         .map_err(|e| store_error("updating the theme", e))?
         .ok_or_else(|| missing("theme", id))?;
@@ -211,9 +226,7 @@ fn update_raw(mut args: Value, store: &Store) -> Result<Outcome, ToolError> {
 
 async fn delete(args: IdArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let id = args.id.get();
-    if ts::is_official(id) {
-        return Err(read_only(id));
-    }
+    refuse_official(id)?;
     ctx.blocking("deleting the theme", move |store| {
         if !ts::delete(store, id).map_err(|e| store_error("deleting the theme", e))? {
             return Err(missing("theme", id));

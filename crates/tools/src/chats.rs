@@ -1,0 +1,591 @@
+//! Chat creation and rebinding, written once for every door (seed 002 §🗨️ 聊天).
+//!
+//! [`create_chat`] is what `tavo chat create`, `POST /api/library/chat` and the model's
+//! `tavo_chat_create` call; [`update_chat`] is what `tavo chat update` and `tavo_chat_update`
+//! call. Both resolve every binding — characters, persona, preset, lorebooks, regex groups,
+//! background — in the same write transaction that stores the chat, so a chat never points at
+//! an asset that did not exist when it was written, and a refused binding changes nothing. An
+//! error names the argument path (`chat.lorebooks[1]`).
+//!
+//! Two SillyTavern expectations are built in:
+//! - **The card's own lore.** A card's `character_book` and `extensions.regex_scripts` become a
+//!   lorebook and a regex group at import, linked to the character (`character_links`).
+//!   SillyTavern applies them as "character lore" whenever the character speaks; Tavo binds
+//!   lorebooks and regex groups per chat, so a new chat binds each member's own lorebook and
+//!   regex group by default (before the ones the caller names, without duplicates). The caller
+//!   can opt out (`cardBindings: false`) and unbind them later like any other binding.
+//! - **The greeting.** Message 0 is the first character's greeting, macro-expanded; the other
+//!   greetings become its swipes as SillyTavern stores them (`swipes[0]` is the greeting shown,
+//!   `swipeId: 0`). In a group chat the first group-only greeting leads, then the other
+//!   group-only greetings, then `firstMes` and the alternate greetings.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Value, json};
+use tavo_model::character::CharacterSummary;
+use tavo_model::{
+    Character, CharacterId, Chat, ChatBackground, ChatId, Lorebook, Message, MessageId, Persona,
+    PersonaId, Preset, PresetId, RegexGroup, Role, Summary,
+};
+use tavo_store::{AssetKind, Store, StoreError, Tx};
+
+use crate::context::store_error;
+use crate::error::{ErrorCode, ToolError};
+use crate::ops::validation_error;
+
+/// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
+pub fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// An asset named by its id, or by an object carrying it (a summary such as `{id, name}`
+/// from `get` or a chat object; only `id` is read, the rest is derived again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AssetRef {
+    /// `12` (a positive integer).
+    Id(i64),
+    /// `{ "id": 12 }`.
+    Object(RefObject),
+}
+
+/// `{ "id": 12 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct RefObject {
+    /// The id (a positive integer).
+    pub id: i64,
+}
+
+impl AssetRef {
+    /// The raw id (not yet checked to be positive).
+    pub fn get(self) -> i64 {
+        match self {
+            AssetRef::Id(id) | AssetRef::Object(RefObject { id }) => id,
+        }
+    }
+}
+
+impl From<i64> for AssetRef {
+    fn from(id: i64) -> Self {
+        AssetRef::Id(id)
+    }
+}
+
+/// Background override: exactly the seed's fields.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BackgroundArg {
+    /// http(s) URL or a relative virtual path such as files/chat/bg.png (never absolute).
+    #[serde(default)]
+    pub image: Option<String>,
+    /// Use the chat character's avatar (wins over image and color).
+    #[serde(default)]
+    pub use_avatar: Option<bool>,
+    /// '#RRGGBB' or '#AARRGGBB'.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^#([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$"))]
+    pub color: Option<String>,
+    /// Image opacity 0-1.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub opacity: Option<f64>,
+}
+
+impl From<BackgroundArg> for ChatBackground {
+    fn from(b: BackgroundArg) -> Self {
+        ChatBackground {
+            image: b.image,
+            use_avatar: b.use_avatar,
+            color: b.color,
+            opacity: b.opacity,
+        }
+    }
+}
+
+/// A chat to create (`tavo_chat_create`'s `chat`, the body of `POST /api/library/chat`, the
+/// flags of `tavo chat create`). Ids must name existing assets; the check is one transaction.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewChat {
+    /// Chat title (default: the characters' names, comma-separated).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Character ids in membership order; at least one (several = a group chat).
+    pub characters: Vec<AssetRef>,
+    /// Persona id; absent or null: the chat follows the active (default) persona.
+    #[serde(default)]
+    pub persona: Option<AssetRef>,
+    /// Preset id; absent or null: the built-in default preset.
+    #[serde(default)]
+    pub preset: Option<AssetRef>,
+    /// Lorebook ids to bind, in order (the characters' own lorebooks are bound as well, first).
+    #[serde(default)]
+    pub lorebooks: Vec<AssetRef>,
+    /// Regex group ids to bind, in order (the characters' own regex groups are bound as well, first).
+    #[serde(default)]
+    pub regexes: Vec<AssetRef>,
+    /// Per-chat background override ({image, opacity} | {useAvatar: true} | {color}).
+    #[serde(default)]
+    pub background: Option<BackgroundArg>,
+    /// Bind each character's own lorebook and regex group (those its card came with). Default true.
+    #[serde(default)]
+    pub card_bindings: Option<bool>,
+    /// Add the first character's greeting as message 0, other greetings as its swipes. Default true.
+    #[serde(default)]
+    pub greeting: Option<bool>,
+}
+
+/// The fields an update may change; absent fields are kept.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChatEdit {
+    /// Chat title.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Character ids; replaces the chat's character list (at least one).
+    #[serde(default)]
+    pub characters: Option<Vec<AssetRef>>,
+    /// Persona id (null removes the persona: the chat follows the active persona).
+    #[serde(default, deserialize_with = "double_option")]
+    pub persona: Option<Option<AssetRef>>,
+    /// Preset id (null unbinds it: the built-in default preset).
+    #[serde(default, deserialize_with = "double_option")]
+    pub preset: Option<Option<AssetRef>>,
+    /// Lorebook ids; replaces the bound list ([] unbinds every lorebook, the card's own included).
+    #[serde(default)]
+    pub lorebooks: Option<Vec<AssetRef>>,
+    /// Regex group ids; replaces the bound list ([] unbinds every regex group).
+    #[serde(default)]
+    pub regexes: Option<Vec<AssetRef>>,
+    /// Per-chat background override; null clears it.
+    #[serde(default, deserialize_with = "double_option")]
+    pub background: Option<Option<BackgroundArg>>,
+}
+
+/// What [`create_chat`] stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatCreated {
+    /// The new chat's id.
+    pub id: ChatId,
+    /// The greeting message (floor 0), when one was added.
+    pub greeting: Option<MessageId>,
+    /// The chat as stored (TavoJS shape).
+    pub chat: Value,
+}
+
+/// An operation's failure inside a transaction: a refusal with its path, or the store's own.
+enum Fail {
+    Tool(ToolError),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Store(e)
+    }
+}
+
+impl From<ToolError> for Fail {
+    fn from(e: ToolError) -> Self {
+        Fail::Tool(e)
+    }
+}
+
+fn finish<T>(what: &str, r: Result<T, Fail>) -> Result<T, ToolError> {
+    r.map_err(|f| match f {
+        Fail::Tool(e) => e,
+        Fail::Store(e) => store_error(what, e),
+    })
+}
+
+/// `resource_not_found` for a binding, naming the argument path.
+fn missing_at(kind: &str, id: i64, path: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::ResourceNotFound,
+        format!(
+            "{path}: {kind} {id} does not exist; call the matching all or find tool (or `tavo list {kind}`) to get a valid id"
+        ),
+    )
+    .with_details(json!({"path": path, "kind": kind, "id": id}))
+}
+
+fn positive(r: AssetRef, path: &str) -> Result<i64, ToolError> {
+    let id = r.get();
+    if id > 0 {
+        Ok(id)
+    } else {
+        Err(ToolError::invalid_at(
+            path,
+            "a positive integer id",
+            "non-positive integer",
+        ))
+    }
+}
+
+fn character_summary(
+    tx: &Tx<'_>,
+    c: &Character,
+    id: CharacterId,
+) -> Result<CharacterSummary, StoreError> {
+    Ok(CharacterSummary {
+        id,
+        name: c.name.clone(),
+        avatar: match &c.avatar {
+            Some(a) => Some(a.clone()),
+            None => tx.character_avatar_ref(id)?,
+        },
+    })
+}
+
+fn resolve_characters(
+    tx: &Tx<'_>,
+    refs: &[AssetRef],
+    path: &str,
+) -> Result<(Vec<CharacterSummary>, Vec<Character>), Fail> {
+    if refs.is_empty() {
+        return Err(ToolError::invalid_at(
+            path,
+            "at least one character id (see tavo_character_all or `tavo list characters`)",
+            "empty array",
+        )
+        .into());
+    }
+    let mut summaries = Vec::with_capacity(refs.len());
+    let mut characters = Vec::with_capacity(refs.len());
+    for (i, r) in refs.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let id = positive(*r, &at)?;
+        if summaries.iter().any(|s: &CharacterSummary| s.id.0 == id) {
+            return Err(ToolError::invalid_at(&at, "each character once", "a duplicate id").into());
+        }
+        let c: Character = tx
+            .get(CharacterId(id))?
+            .ok_or_else(|| missing_at("character", id, &at))?;
+        summaries.push(character_summary(tx, &c, CharacterId(id))?);
+        characters.push(c);
+    }
+    Ok((summaries, characters))
+}
+
+fn resolve_one<A: tavo_store::Asset>(
+    tx: &Tx<'_>,
+    r: AssetRef,
+    path: &str,
+    make: impl Fn(A::Id, String) -> Summary<A::Id>,
+) -> Result<Summary<A::Id>, Fail> {
+    let id = positive(r, path)?;
+    let asset: A = tx
+        .get(A::typed_id(id))?
+        .ok_or_else(|| missing_at(A::KIND.as_str(), id, path))?;
+    Ok(make(A::typed_id(id), asset.name().to_owned()))
+}
+
+fn resolve_list<A: tavo_store::Asset>(
+    tx: &Tx<'_>,
+    refs: &[AssetRef],
+    path: &str,
+) -> Result<Vec<Summary<A::Id>>, Fail>
+where
+    A::Id: PartialEq,
+{
+    let mut out: Vec<Summary<A::Id>> = Vec::with_capacity(refs.len());
+    for (i, r) in refs.iter().enumerate() {
+        let s = resolve_one::<A>(tx, *r, &format!("{path}[{i}]"), |id, name| Summary {
+            id,
+            name,
+        })?;
+        if !out.iter().any(|o| o.id == s.id) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+fn background(b: BackgroundArg) -> Result<ChatBackground, ToolError> {
+    let bg = ChatBackground::from(b);
+    bg.validate().map_err(|e| validation_error("chat", e))?;
+    Ok(bg)
+}
+
+fn non_blank_name(name: String, path: &str) -> Result<String, ToolError> {
+    if name.trim().is_empty() {
+        return Err(ToolError::invalid_at(
+            path,
+            "a non-empty name",
+            "empty string",
+        ));
+    }
+    Ok(name)
+}
+
+fn merged<Id: PartialEq + Copy>(
+    first: Vec<Summary<Id>>,
+    then: Vec<Summary<Id>>,
+) -> Vec<Summary<Id>> {
+    let mut out = first;
+    for s in then {
+        if !out.iter().any(|o| o.id == s.id) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Renders one greeting text as [`tavo_prompt::render_greeting`] renders the card's.
+fn render_text(
+    characters: &[Character],
+    persona: Option<&Persona>,
+    now: chrono::DateTime<chrono::FixedOffset>,
+    text: &str,
+) -> Option<String> {
+    let mut members = characters.to_vec();
+    let first = members.first_mut()?;
+    first.first_mes = text.to_owned();
+    first.group_only_greetings = vec![text.to_owned()];
+    tavo_prompt::render_greeting(&members, persona, now)
+}
+
+/// The greeting message of a new chat: the selected greeting as `content`, every candidate as
+/// `swipes` (only when there is more than one), `swipeId: 0`.
+pub fn greeting_message(
+    characters: &[Character],
+    persona: Option<&Persona>,
+    now: chrono::DateTime<chrono::FixedOffset>,
+) -> Option<Message> {
+    let first = characters.first()?;
+    let group = characters.len() > 1;
+    let mut candidates: Vec<&str> = Vec::new();
+    if group {
+        candidates.extend(first.group_only_greetings.iter().map(String::as_str));
+    }
+    candidates.push(&first.first_mes);
+    candidates.extend(first.alternate_greetings.iter().map(String::as_str));
+    let mut texts: Vec<String> = Vec::new();
+    for c in candidates.into_iter().filter(|c| !c.trim().is_empty()) {
+        if let Some(t) = render_text(characters, persona, now, c)
+            && !texts.contains(&t)
+        {
+            texts.push(t);
+        }
+    }
+    let content = texts.first()?.clone();
+    let mut message = Message::new(Role::Assistant, content);
+    message.character_id = first.id;
+    message.name = Some(first.name.clone());
+    message.send_date = Some(now.to_rfc3339());
+    if texts.len() > 1 {
+        message.swipes = texts;
+        message.swipe_id = Some(0);
+    }
+    Some(message)
+}
+
+/// Creates a chat with its bindings and greeting in one transaction.
+pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError> {
+    let now = tavo_prompt::local_now();
+    let r = store.write_with(|tx| -> Result<ChatCreated, Fail> {
+        let (members, characters) = resolve_characters(tx, &new.characters, "chat.characters")?;
+        let mut chat = Chat {
+            name: match new.name.clone() {
+                Some(n) => non_blank_name(n, "chat.name")?,
+                None => characters
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+            ..Chat::default()
+        };
+        chat.persona = new
+            .persona
+            .map(|r| {
+                resolve_one::<Persona>(tx, r, "chat.persona", |id: PersonaId, name| Summary {
+                    id,
+                    name,
+                })
+            })
+            .transpose()?;
+        chat.preset = new
+            .preset
+            .map(|r| {
+                resolve_one::<Preset>(tx, r, "chat.preset", |id: PresetId, name| Summary {
+                    id,
+                    name,
+                })
+            })
+            .transpose()?;
+        let lorebooks = resolve_list::<Lorebook>(tx, &new.lorebooks, "chat.lorebooks")?;
+        let regexes = resolve_list::<RegexGroup>(tx, &new.regexes, "chat.regexes")?;
+        if let Some(b) = new.background.clone() {
+            chat.background = Some(background(b)?);
+        }
+        let own = if new.card_bindings.unwrap_or(true) {
+            let ids: Vec<CharacterId> = members.iter().map(|m| m.id).collect();
+            tx.card_bindings(&ids)?
+        } else {
+            tavo_store::CardBindings::default()
+        };
+        chat.lorebooks = merged(own.lorebooks, lorebooks);
+        chat.regexes = merged(own.regexes, regexes);
+        chat.characters = members;
+        chat.creation_date = Some(chrono::Utc::now());
+        let persona = match &chat.persona {
+            Some(p) => tx.get::<Persona>(p.id)?,
+            None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
+        };
+        let id = tx.chat_create(&chat)?;
+        let greeting = if new.greeting.unwrap_or(true) {
+            greeting_message(&characters, persona.as_ref(), now)
+                .map(|m| tx.message_append(id, &m))
+                .transpose()?
+        } else {
+            None
+        };
+        let chat = tx
+            .asset_json(AssetKind::Chat, id.0)?
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "chat",
+                id: id.to_string(),
+            })?;
+        Ok(ChatCreated { id, greeting, chat })
+    });
+    finish("creating the chat", r)
+}
+
+/// Applies an edit to a stored chat in one transaction; returns the chat as stored.
+pub fn update_chat(store: &Store, id: ChatId, edit: ChatEdit) -> Result<Value, ToolError> {
+    let r = store.write_with(|tx| -> Result<Value, Fail> {
+        let mut chat = tx
+            .chat_get(id)?
+            .ok_or_else(|| ToolError::not_found("chat", id))?;
+        if let Some(name) = edit.name.clone() {
+            chat.name = non_blank_name(name, "chat.name")?;
+        }
+        if let Some(refs) = &edit.characters {
+            chat.characters = resolve_characters(tx, refs, "chat.characters")?.0;
+        }
+        match edit.persona {
+            None => {}
+            Some(None) => chat.persona = None,
+            Some(Some(r)) => {
+                chat.persona = Some(resolve_one::<Persona>(
+                    tx,
+                    r,
+                    "chat.persona",
+                    |id, name| Summary { id, name },
+                )?);
+            }
+        }
+        match edit.preset {
+            None => {}
+            Some(None) => chat.preset = None,
+            Some(Some(r)) => {
+                chat.preset = Some(resolve_one::<Preset>(tx, r, "chat.preset", |id, name| {
+                    Summary { id, name }
+                })?);
+            }
+        }
+        if let Some(refs) = &edit.lorebooks {
+            chat.lorebooks = resolve_list::<Lorebook>(tx, refs, "chat.lorebooks")?;
+        }
+        if let Some(refs) = &edit.regexes {
+            chat.regexes = resolve_list::<RegexGroup>(tx, refs, "chat.regexes")?;
+        }
+        match edit.background.clone() {
+            None => {}
+            Some(None) => chat.background = None,
+            Some(Some(b)) => chat.background = Some(background(b)?),
+        }
+        tx.update(&chat, None)?;
+        Ok(tx
+            .asset_json(AssetKind::Chat, id.0)?
+            .ok_or_else(|| StoreError::NotFound {
+                kind: "chat",
+                id: id.to_string(),
+            })?)
+    });
+    finish("updating the chat", r)
+}
+
+/// Copies a chat with its messages, variables, state, memory and files (SillyTavern's
+/// "branch"/"save as"); the copy is named `name`, else "<name> (copy)". Returns the new id.
+pub fn clone_chat(store: &Store, id: ChatId, name: Option<String>) -> Result<ChatId, ToolError> {
+    let err = |e| store_error("cloning the chat", e);
+    let name = match name {
+        Some(n) => non_blank_name(n, "name")?,
+        None => {
+            let chat = store
+                .chat_get(id)
+                .map_err(err)?
+                .ok_or_else(|| ToolError::not_found("chat", id))?;
+            format!("{} (copy)", chat.name)
+        }
+    };
+    store.chat_clone(id, &name).map_err(|e| match e {
+        StoreError::NotFound { .. } => ToolError::not_found("chat", id),
+        other => err(other),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn character(first: &str, alts: &[&str], groups: &[&str]) -> Character {
+        Character {
+            id: Some(CharacterId(3)),
+            name: "Zed".into(),
+            first_mes: first.into(),
+            alternate_greetings: alts.iter().map(|s| (*s).to_owned()).collect(),
+            group_only_greetings: groups.iter().map(|s| (*s).to_owned()).collect(),
+            ..Character::default()
+        }
+    }
+
+    fn now() -> chrono::DateTime<chrono::FixedOffset> {
+        chrono::DateTime::parse_from_rfc3339("2026-03-05T10:20:30+00:00").unwrap_or_default()
+    }
+
+    #[test]
+    fn alternate_greetings_become_swipes_of_message_zero() {
+        let c = character("Hi {{user}}", &["Yo", "", "Hey"], &[]);
+        let m = greeting_message(&[c], None, now()).unwrap_or_default();
+        assert_eq!(m.content, "Hi User");
+        assert_eq!(m.swipes, ["Hi User", "Yo", "Hey"]);
+        assert_eq!(m.swipe_id, Some(0));
+        assert_eq!(m.character_id, Some(CharacterId(3)));
+    }
+
+    #[test]
+    fn a_single_greeting_has_no_swipes_and_a_blank_card_none() {
+        let m = greeting_message(&[character("Hi", &[], &[])], None, now()).unwrap_or_default();
+        assert!(m.swipes.is_empty() && m.swipe_id.is_none());
+        assert!(greeting_message(&[character(" ", &[], &[])], None, now()).is_none());
+    }
+
+    #[test]
+    fn a_group_chat_leads_with_the_group_only_greeting() {
+        let a = character("Hi", &["Yo"], &["Hello all"]);
+        let b = Character {
+            id: Some(CharacterId(4)),
+            name: "B".into(),
+            ..Character::default()
+        };
+        let m = greeting_message(&[a, b], None, now()).unwrap_or_default();
+        assert_eq!(m.content, "Hello all");
+        assert_eq!(m.swipes, ["Hello all", "Hi", "Yo"]);
+    }
+
+    #[test]
+    fn refs_accept_ids_and_summaries() {
+        let v: Vec<AssetRef> =
+            serde_json::from_value(json!([3, {"id": 4, "name": "B", "avatar": "x"}]))
+                .unwrap_or_default();
+        assert_eq!(v.iter().map(|r| r.get()).collect::<Vec<_>>(), [3, 4]);
+    }
+}
