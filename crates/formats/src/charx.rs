@@ -6,6 +6,7 @@
 
 use crate::error::{FormatError, Result, Warning};
 use std::io::{Cursor, Read, Write};
+use tavo_model::ImageType;
 
 /// Most zip members read.
 pub const MAX_ENTRIES: usize = 10_000;
@@ -14,15 +15,22 @@ pub const MAX_CARD_JSON: u64 = 64 * 1024 * 1024;
 /// Largest avatar image accepted.
 pub const MAX_AVATAR: u64 = 32 * 1024 * 1024;
 
-/// Path of the avatar written into exported charx files.
+/// Path of a PNG avatar written into exported charx files (see [`avatar_path`]).
 pub const AVATAR_PATH: &str = "assets/icon/image/main.png";
+
+/// Path of the avatar written into exported charx files: `assets/icon/image/main.<ext>`, with
+/// the extension of the image's own type (RisuAI names icons this way).
+pub fn avatar_path(image: ImageType) -> String {
+    format!("assets/icon/image/main.{}", image.extension())
+}
 
 /// What a charx file holds that the importer uses.
 #[derive(Debug, Clone)]
 pub struct CharxContents {
     /// Raw `card.json` bytes.
     pub card_json: Vec<u8>,
-    /// Avatar bytes (the `icon` asset named `main`, else the first icon), when it is a PNG.
+    /// Avatar bytes (the `icon` asset named `main`, else the first icon), byte for byte, when
+    /// it is an image ([`ImageType`]: PNG, JPEG, GIF or WebP; RisuAI writes WebP icons).
     pub avatar: Option<Vec<u8>>,
 }
 
@@ -120,12 +128,14 @@ pub fn read(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<CharxContents> 
         match asset_path(uri).filter(|p| names.iter().any(|n| n == p)) {
             Some(p) => {
                 let data = read_member(&mut archive, p, MAX_AVATAR)?;
-                if crate::png::is_png(&data) {
+                if ImageType::sniff(&data).is_some() {
                     avatar = Some(data);
                 } else {
                     warnings.push(Warning::new(
                         "charx.avatar",
-                        format!("the avatar '{p}' is not a PNG; it was not imported"),
+                        format!(
+                            "the avatar '{p}' is not a PNG, JPEG, GIF or WebP image; it was not imported"
+                        ),
                     ));
                 }
             }
@@ -150,7 +160,8 @@ pub fn read(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<CharxContents> 
     Ok(CharxContents { card_json, avatar })
 }
 
-/// Writes a charx archive with `card.json` and, when given, the avatar at [`AVATAR_PATH`].
+/// Writes a charx archive with `card.json` and, when given, the avatar image at
+/// [`avatar_path`] of its type (bytes that are no image are not written).
 pub fn write(card_json: &[u8], avatar: Option<&[u8]>) -> Result<Vec<u8>> {
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let opts = zip::write::SimpleFileOptions::default()
@@ -158,10 +169,11 @@ pub fn write(card_json: &[u8], avatar: Option<&[u8]>) -> Result<Vec<u8>> {
     let err = |e: &dyn std::fmt::Display| FormatError::whole(format!("cannot write charx: {e}"));
     w.start_file("card.json", opts).map_err(|e| err(&e))?;
     w.write_all(card_json).map_err(|e| err(&e))?;
-    if let Some(a) = avatar {
+    if let Some((a, image)) = avatar.and_then(|a| Some((a, ImageType::sniff(a)?))) {
         let stored = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored);
-        w.start_file(AVATAR_PATH, stored).map_err(|e| err(&e))?;
+        w.start_file(avatar_path(image), stored)
+            .map_err(|e| err(&e))?;
         w.write_all(a).map_err(|e| err(&e))?;
     }
     let cur = w.finish().map_err(|e| err(&e))?;

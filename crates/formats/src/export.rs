@@ -6,7 +6,7 @@ use crate::{charx, chat, lorebook, native, png, preset, regex};
 use serde_json::{Value, json};
 use std::fmt;
 use std::str::FromStr;
-use tavo_model::{Character, Chat, Lorebook, Message, Persona, Preset, RegexGroup};
+use tavo_model::{Character, Chat, ImageType, Lorebook, Message, Persona, Preset, RegexGroup};
 
 /// Output formats (`--format` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,8 +99,11 @@ fn compact(v: &Value) -> Result<Vec<u8>> {
     serde_json::to_vec(v).map_err(|e| FormatError::whole(format!("cannot serialize: {e}")))
 }
 
-/// Exports a character (with its lorebook, regex group and avatar PNG).
-/// Formats: `ccv3-json`, `ccv2-json`, `png`, `charx`, `tavo`.
+/// Exports a character (with its lorebook, regex group and avatar image).
+/// Formats: `ccv3-json`, `ccv2-json`, `png`, `charx`, `tavo`. `charx` and `tavo` carry the
+/// avatar as stored, whatever its type (PNG, JPEG, GIF, WebP); `png` embeds the card into a
+/// PNG avatar, and uses a placeholder image when the avatar is missing or of another type
+/// (pixels are never decoded, so a WebP avatar cannot become the PNG).
 pub fn export_character(
     c: &Character,
     lorebook: Option<&Lorebook>,
@@ -124,11 +127,13 @@ pub fn export_character(
         }
         ExportFormat::Charx => {
             let mut card = card::to_json(c, lorebook, regex, CardSpec::V3);
-            let avatar = avatar.filter(|a| png::is_png(a));
-            if avatar.is_some()
+            // Any image type is kept as it is (a WebP icon stays WebP), under its own extension.
+            let image = avatar.and_then(|a| Some((a, ImageType::sniff(a)?)));
+            let avatar = image.map(|(a, _)| a);
+            if let Some((_, image)) = image
                 && let Some(Value::Object(data)) = card.get_mut("data")
             {
-                let uri = format!("embeded://{}", charx::AVATAR_PATH);
+                let uri = format!("embeded://{}", charx::avatar_path(image));
                 let assets = data.entry("assets").or_insert_with(|| json!([]));
                 if let Value::Array(list) = assets
                     && !list
@@ -137,7 +142,7 @@ pub fn export_character(
                 {
                     list.insert(
                         0,
-                        json!({"type": "icon", "uri": uri, "name": "main", "ext": "png"}),
+                        json!({"type": "icon", "uri": uri, "name": "main", "ext": image.extension()}),
                     );
                 }
             }

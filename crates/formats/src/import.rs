@@ -23,7 +23,8 @@ pub enum Imported {
     Character {
         /// The character.
         character: Character,
-        /// The card's image with the card chunks removed (PNG bytes), for PNG and charx cards.
+        /// The card's image: a PNG card's image with the card chunks removed, a charx card's
+        /// icon as it is (PNG, JPEG, GIF or WebP), a Tavo file's avatar.
         avatar: Option<Vec<u8>>,
         /// From `character_book`.
         lorebook: Option<Lorebook>,

@@ -414,6 +414,85 @@ fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
     w.finish().expect("zip").into_inner()
 }
 
+/// RisuAI writes WebP icons, other tools JPEG: the avatar is kept as it is, and a charx export
+/// writes it back under its own extension; bytes that are no image are still refused.
+#[test]
+fn charx_keeps_webp_and_jpeg_avatars_and_writes_them_back() {
+    let webp = b"RIFF\x1a\0\0\0WEBPVP8 \x0e\0\0\0not-really-pixels".to_vec();
+    let jpeg = b"\xFF\xD8\xFF\xE0\0\x10JFIF\0pixels".to_vec();
+    for (image, ext) in [(&webp, "webp"), (&jpeg, "jpg")] {
+        let path = format!("assets/icon/image/main.{ext}");
+        let card = json!({"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Risu","first_mes":"x",
+            "assets":[{"type":"icon","uri":format!("embeded://{path}"),"name":"main","ext":ext}]}});
+        let z = zip_of(&[
+            ("card.json", card.to_string().as_bytes()),
+            (path.as_str(), image),
+        ]);
+        let out = import_bytes(&z, "risu.charx", None).expect("import");
+        assert!(codes(&out).is_empty(), "{ext}: {:?}", codes(&out));
+        let Imported::Character {
+            character, avatar, ..
+        } = out.imported
+        else {
+            panic!()
+        };
+        assert_eq!(avatar.as_deref(), Some(image.as_slice()), "{ext}");
+        let again = export_character(
+            &character,
+            None,
+            None,
+            avatar.as_deref(),
+            ExportFormat::Charx,
+        )
+        .expect("charx");
+        let back = import_bytes(&again, "again.charx", None).expect("re-import");
+        assert!(codes(&back).is_empty(), "{ext}: {:?}", codes(&back));
+        let Imported::Character {
+            character: back_character,
+            avatar: back_avatar,
+            ..
+        } = back.imported
+        else {
+            panic!()
+        };
+        assert_eq!(back_avatar.as_deref(), Some(image.as_slice()), "{ext}");
+        assert_eq!(
+            back_character.extra.get("assets"),
+            character.extra.get("assets"),
+            "{ext}: the assets list is not grown"
+        );
+        let mut names = Vec::new();
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&again)).expect("zip");
+        for i in 0..archive.len() {
+            names.push(
+                archive
+                    .by_index(i)
+                    .expect("member")
+                    .name()
+                    .map(|n| n.into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+        assert_eq!(names, ["card.json".to_owned(), path.clone()], "{ext}");
+        // A PNG export cannot embed the card into a WebP: it uses the placeholder image.
+        let png = export_character(&character, None, None, avatar.as_deref(), ExportFormat::Png)
+            .expect("png");
+        assert!(tavo_formats::png::is_png(&png), "{ext}");
+    }
+    let card = json!({"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Risu","first_mes":"x",
+        "assets":[{"type":"icon","uri":"embeded://assets/icon/image/main.txt","name":"main","ext":"txt"}]}});
+    let z = zip_of(&[
+        ("card.json", card.to_string().as_bytes()),
+        ("assets/icon/image/main.txt", b"hello"),
+    ]);
+    let out = import_bytes(&z, "risu.charx", None).expect("import");
+    assert!(codes(&out).contains(&"charx.avatar".to_owned()));
+    assert!(matches!(
+        out.imported,
+        Imported::Character { avatar: None, .. }
+    ));
+}
+
 #[test]
 fn charx_reads_card_and_avatar_and_ignores_unsafe_paths() {
     let png = tavo_formats::png::placeholder_png().expect("png");

@@ -11,6 +11,7 @@ pub mod character;
 pub mod chat;
 pub mod common;
 pub mod ids;
+pub mod image;
 pub mod kind;
 pub mod lorebook;
 pub mod message;
@@ -27,6 +28,7 @@ pub use common::{Extra, NameMatch, Role, Summary};
 pub use ids::{
     CharacterId, ChatId, LorebookId, MemoryId, MessageId, PersonaId, PresetId, RegexId, Revision,
 };
+pub use image::ImageType;
 pub use kind::{AssetKind, UnknownKind};
 pub use lorebook::{
     Lorebook, LorebookEntry, LorebookPosition, LorebookStrategy, SecondaryKeywordStrategy,

@@ -59,18 +59,9 @@ pub struct CharacterExport {
 }
 
 /// Sniffs the MIME type of an image from its first bytes (PNG, JPEG, GIF, WebP).
+/// Anything else is `application/octet-stream`.
 pub fn image_mime_type(bytes: &[u8]) -> &'static str {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        "image/png"
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        "image/jpeg"
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        "image/gif"
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        "image/webp"
-    } else {
-        "application/octet-stream"
-    }
+    tavo_model::ImageType::sniff(bytes).map_or("application/octet-stream", |t| t.mime_type())
 }
 
 impl Tx<'_> {

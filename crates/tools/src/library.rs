@@ -448,4 +448,42 @@ mod tests {
                 .is_empty()
         );
     }
+
+    #[test]
+    fn a_webp_charx_avatar_is_stored_with_its_type_and_exported_back() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open(dir.path()).expect("store");
+        let webp = b"RIFF\x1a\0\0\0WEBPVP8 \x0e\0\0\0not-really-pixels".to_vec();
+        let character = tavo_model::Character {
+            name: "Risu".into(),
+            first_mes: "x".into(),
+            ..Default::default()
+        };
+        let charx = tavo_formats::export_character(
+            &character,
+            None,
+            None,
+            Some(&webp),
+            ExportFormat::Charx,
+        )
+        .expect("charx");
+        let imported = import_file(&store, &charx, "risu.charx", None).expect("import");
+        assert!(imported.warnings.is_empty(), "{:?}", imported.warnings);
+        let id = imported.main_id().expect("id");
+        let avatar = store
+            .character_avatar_get(tavo_model::CharacterId(id))
+            .expect("read")
+            .expect("an avatar");
+        assert_eq!(
+            (avatar.mime_type.as_str(), avatar.bytes.as_slice()),
+            ("image/webp", webp.as_slice())
+        );
+        let exported = export_asset(&store, AssetKind::Character, id, Some(ExportFormat::Charx))
+            .expect("export");
+        let back = tavo_formats::import_bytes(&exported.bytes, "back.charx", None).expect("read");
+        let Imported::Character { avatar, .. } = back.imported else {
+            panic!("a character");
+        };
+        assert_eq!(avatar, Some(webp));
+    }
 }
