@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tavo_store::Store;
 use tavo_web::search::{SearchApi, SearchArgs, SearchError, SearchSettings, TavilyClient};
-use tavo_web::{AddressPolicy, FetchArgs, FetchCache, FetchError, FetchPolicy, WebFetcher};
+use tavo_web::{
+    AddressPolicy, FetchArgs, FetchCache, FetchError, FetchPolicy, FetchResult, WebFetcher,
+};
 
 use crate::context::WebTools;
 use crate::error::{ErrorCode, ToolError};
@@ -111,14 +113,75 @@ fn search_error(e: SearchError) -> ToolError {
     ToolError::new(code, e.to_string()).with_details(details)
 }
 
+/// One page of a `tavo_web_fetch` call, with the size of what was fetched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchedPage {
+    /// The page as the model reads it.
+    pub page: FetchResult,
+    /// The decompressed body of a downloaded document, or this page's Markdown for a
+    /// continuation (nothing is downloaded again).
+    pub content_bytes: u64,
+}
+
+impl FetchedPage {
+    /// The JSON the model receives: the page plus `contentBytes`. The audit log's projection
+    /// of `tavo_web_fetch` keeps that count beside the final URL, status, MIME, time and
+    /// warnings (seed 000: the result audit keeps the content byte count); to the model it is
+    /// one more piece of metadata about the page.
+    pub fn to_json(&self) -> Value {
+        let mut value = serde_json::to_value(&self.page).unwrap_or_else(|_| json!({}));
+        if let Value::Object(m) = &mut value {
+            m.insert("contentBytes".into(), json!(self.content_bytes));
+        }
+        value
+    }
+}
+
+fn lock_cache(
+    cache: &Mutex<FetchCache>,
+) -> Result<std::sync::MutexGuard<'_, FetchCache>, FetchError> {
+    cache
+        .lock()
+        .map_err(|_| FetchError::Internal("the fetch cache lock was poisoned".into()))
+}
+
+/// Runs one `tavo_web_fetch` over `cache`: downloads a URL into its first page, or reads a
+/// cursor's page from the cache. `tavo fetch` and the model's tool both come here.
+pub async fn fetch_page(
+    fetcher: &WebFetcher,
+    cache: &Mutex<FetchCache>,
+    args: FetchArgs,
+) -> Result<FetchedPage, FetchError> {
+    match args {
+        FetchArgs::Url(request) => {
+            let doc = fetcher.fetch(request).await?;
+            let content_bytes = doc.content_bytes;
+            let page = lock_cache(cache)?.first_page(doc);
+            Ok(FetchedPage {
+                page,
+                content_bytes,
+            })
+        }
+        FetchArgs::Cursor(cursor) => {
+            let page = lock_cache(cache)?.page(&cursor)?;
+            Ok(FetchedPage {
+                content_bytes: page.content_bytes,
+                page,
+            })
+        }
+    }
+}
+
 impl WebTools for WebAdapter {
     fn fetch(&self, args: Value) -> BoxFuture<Result<Value, ToolError>> {
         let fetcher = Arc::clone(&self.fetcher);
         let cache = Arc::clone(&self.cache);
         Box::pin(async move {
             let args = FetchArgs::from_json(&args).map_err(fetch_error)?;
-            let page = fetcher.call(&cache, args).await.map_err(fetch_error)?;
-            serde_json::to_value(page).map_err(|_| ToolError::internal("reading the page"))
+            let page = fetch_page(&fetcher, &cache, args)
+                .await
+                .map_err(fetch_error)?;
+            Ok(page.to_json())
         })
     }
 

@@ -176,8 +176,9 @@ fn fetch(cmd: FetchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
     }
     let cache = if stale { fetcher.new_cache() } else { cache };
     let cache = Mutex::new(cache);
-    let result = runtime()?.block_on(fetcher.call(&cache, args));
-    let result = result.map_err(report)?;
+    let fetched = runtime()?.block_on(tavo_tools::web::fetch_page(&fetcher, &cache, args));
+    let fetched = fetched.map_err(report)?;
+    let result = &fetched.page;
     if !is_cursor && result.next_cursor.is_some() {
         let cache = cache
             .into_inner()
@@ -187,7 +188,8 @@ fn fetch(cmd: FetchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     if cmd.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        // The model's JSON, `contentBytes` included.
+        println!("{}", serde_json::to_string_pretty(&fetched.to_json())?);
     } else {
         print!("{}", result.markdown);
         if !result.markdown.ends_with('\n') {
