@@ -11,6 +11,7 @@ use serde_json::json;
 use tavo_engine::prompt::with_hint;
 use tavo_engine::{CallRunner, Control, EventHub, Limits, ModelCall};
 use tavo_llm::{Message, Part, Role};
+use tavo_prompt::PromptConverter;
 use tavo_store::Store;
 use tavo_tools::ops::common::NoArgs;
 use tavo_tools::{ExposedSet, OpSpec, Outcome, Registry, Safety, Services};
@@ -75,7 +76,7 @@ fn bench(c: &mut Criterion) {
             );
             let control = Control::new(EventHub::new("rpl_bench"), None);
             let outcome = rt.block_on(runner.execute(&call, &control, None));
-            let mut messages = with_hint(&base, Some("hint"));
+            let mut messages = with_hint(&base, Some("hint"), PromptConverter::None);
             messages.push(Message {
                 role: Role::Assistant,
                 parts: vec![Part::ToolCall {

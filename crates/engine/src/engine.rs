@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tavo_llm::connection::SETTINGS_KEY;
 use tavo_llm::{Client, ConnectionBook, Endpoint};
-use tavo_model::{ChatId, Message, MessageId, Role};
+use tavo_model::{ChatId, MessageId, Role};
 use tavo_prompt::PromptEngine;
 use tavo_store::Store;
 use tavo_tools::web::{WebAdapter, load_fetch_policy, load_search_settings};
@@ -216,6 +216,22 @@ impl Engine {
         .with_extensions(self.inner.extensions.clone())
     }
 
+    /// The request the chat's next reply would send first, built by the reply's own code
+    /// (`tavo prompt`). Blocking: reads the library. Records the generation only when asked.
+    pub fn preview(
+        &self,
+        req: &crate::prompt::PreviewRequest,
+    ) -> Result<crate::prompt::Preview, EngineError> {
+        let inner = &self.inner;
+        crate::prompt::preview(
+            &inner.store,
+            &inner.prompt,
+            &inner.registry,
+            &inner.reply_services(),
+            req,
+        )
+    }
+
     /// Marks replies a dead process left `running` or `waiting` as `cancelled` (seed: never
     /// replayed). Call once at start-up.
     pub fn recover(&self) -> Result<Vec<ReplyRecord>, EngineError> {
@@ -345,9 +361,13 @@ impl Engine {
                     .filter(|t| !t.is_empty());
                 let user_message = match text {
                     Some(text) => {
-                        let mut m = Message::new(Role::User, text);
-                        m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
-                        Some(store.message_append(chat, &m)?)
+                        // The one message write: the chat's receive regex rules apply.
+                        let draft = tavo_tools::messages::MessageDraft::new(Role::User, text);
+                        let written = tavo_tools::messages::append_message(store, chat, draft)?;
+                        for w in written.warnings() {
+                            tracing::warn!(chat = req.chat, "{w}");
+                        }
+                        written.message.id
                     }
                     None if !has_history => return Err(EngineError::NoMessage),
                     None => None,

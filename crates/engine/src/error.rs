@@ -40,6 +40,9 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Prompt(#[from] LoadError),
+    /// A library operation refused (storing the user's message: a bad speaker, a missing chat).
+    #[error(transparent)]
+    Operation(#[from] tavo_tools::ToolError),
     #[error("the tool registry could not be built: {0}")]
     Registry(String),
     #[error("{0}")]

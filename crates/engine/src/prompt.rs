@@ -1,35 +1,324 @@
-//! The reply's base prompt: the chat assembled by `tavo-prompt`, as canonical LLM messages.
+//! The reply's request, built once for the reply and for `tavo prompt`: the chat assembled by
+//! `tavo-prompt` as canonical LLM messages, the tool-use hint, the tool declarations, the
+//! model, the context budget and the sampling parameters. [`build`] and [`round_request`] are
+//! what the reply task calls; [`preview`] calls the same two and stops before the request
+//! leaves, so `tavo prompt` shows exactly what the next reply sends.
 //!
 //! Earlier replies' tool calls are visible to later generations (also continue, impersonate
 //! and quiet, which cannot call tools themselves): each message that carries compact tool
 //! cards gets one line naming them in front of its text. Messages never kept arguments or
 //! results (privacy), so this line is all there is to show.
+//!
+//! **Parameters** (issue 14): a chat's preset may carry SillyTavern's sampler and context
+//! settings (`temperature`, `top_p`, `top_k`, `openai_max_context`, `openai_max_tokens`, …).
+//! Each value present in the preset wins over the connection's model settings (its own over
+//! the global ones); the setting `prompt.presetSamplers` (default true) turns the preset's
+//! values off. [`ResolvedParameters::sources`] says where each value came from.
 
-use tavo_llm::{Message, Role};
-use tavo_model::{CharacterId, ChatId};
+use serde::Serialize;
+use serde_json::Value;
+use tavo_llm::{ChatRequest, Message, Parameters, Role, ToolChoice, ToolDecl};
+use tavo_model::{CharacterId, ChatId, Preset};
 use tavo_prompt::loader::{self, LoadedChat};
-use tavo_prompt::{GenerationType, PromptEngine, PromptMessage, PromptOptions};
+use tavo_prompt::{
+    Explain, GenerationType, PromptConverter, PromptEngine, PromptMessage, PromptOptions,
+};
 use tavo_store::Store;
-use tavo_tools::GenerationKind;
+use tavo_tools::exposure::{Availability, ReasoningMode, hint_for_round};
+use tavo_tools::{ExposedSet, ExtensionRegistry, GenerationKind, Registry, Services, ToolSettings};
 
 use crate::error::EngineError;
+use crate::limits::interleaved;
 use crate::summary::{cards_of, history_line};
+
+/// Setting: the provider prompt converter applied last (`none`, `mergeConsecutive`,
+/// `singleSystem`, `systemThenUser`; default `none`).
+pub const CONVERTER_SETTING: &str = "prompt.converter";
+/// Setting: whether a preset's sampler and context values apply (default true).
+pub const PRESET_SAMPLERS_SETTING: &str = "prompt.presetSamplers";
+
+/// Context window used when neither the preset nor the connection gives one.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;
+/// Reply tokens reserved when neither the preset nor the connection gives a number.
+pub const DEFAULT_RESPONSE_TOKENS: u32 = 1_024;
+
+/// The `prompt.*` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PromptSettings {
+    /// Converter applied to the assembled list.
+    pub converter: PromptConverter,
+    /// Preset sampler and context values apply.
+    pub preset_samplers: bool,
+}
+
+impl Default for PromptSettings {
+    fn default() -> Self {
+        Self {
+            converter: PromptConverter::None,
+            preset_samplers: true,
+        }
+    }
+}
+
+impl PromptSettings {
+    /// The stored settings; a value of the wrong shape (only possible when written around
+    /// `tavo settings`) falls back to the default with a warning.
+    pub fn load(store: &Store) -> Result<Self, EngineError> {
+        let mut s = Self::default();
+        if let Some(v) = store.setting_get(CONVERTER_SETTING)? {
+            match serde_json::from_value::<PromptConverter>(v) {
+                Ok(c) => s.converter = c,
+                Err(e) => {
+                    tracing::warn!(error = %e, "{CONVERTER_SETTING} is not a converter; none is used")
+                }
+            }
+        }
+        if let Some(v) = store.setting_get(PRESET_SAMPLERS_SETTING)? {
+            s.preset_samplers = v.as_bool().unwrap_or(true);
+        }
+        Ok(s)
+    }
+}
+
+/// Where an effective parameter came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ParameterSource {
+    /// The chat's preset (SillyTavern's sampler fields).
+    Preset,
+    /// The connection's model settings (its own over the global ones).
+    Connection,
+    /// Tavo's built-in default (context and reply budget only).
+    Default,
+    /// Given for this preview only (`tavo prompt --context …`).
+    Override,
+}
+
+/// One effective parameter and its source.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParameterValue {
+    /// Tavo's name (`temperature`, `topP`, `contextLength`, `maxOutputTokens`, …).
+    pub name: &'static str,
+    /// The value.
+    pub value: Value,
+    /// Where it came from.
+    pub source: ParameterSource,
+    /// The preset's key it was read from, for preset values (`openai_max_context`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset_key: Option<&'static str>,
+}
+
+/// The parameters a reply uses, with their sources.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResolvedParameters {
+    /// What the request carries (`context_length` is the prompt budget, never sent).
+    pub parameters: Parameters,
+    /// Each value that is set, with its source, in a fixed order.
+    pub sources: Vec<ParameterValue>,
+}
+
+/// Reads a number under `key` of a preset's kept SillyTavern fields.
+fn preset_number(preset: &Preset, key: &str) -> Option<f64> {
+    preset.extra.get(key).and_then(Value::as_f64)
+}
+
+/// The effective parameters: `overrides`, else the preset's values (when `preset_samplers`),
+/// else the connection's, else the defaults for the context and the reply budget.
+pub fn resolve_parameters(
+    connection: &Parameters,
+    preset: Option<&Preset>,
+    preset_samplers: bool,
+    overrides: &Parameters,
+) -> ResolvedParameters {
+    let preset = preset.filter(|_| preset_samplers);
+    let mut out = ResolvedParameters {
+        parameters: Parameters {
+            stream: connection.stream,
+            ..Parameters::default()
+        },
+        sources: Vec::new(),
+    };
+    // (tavo name, preset key, override, connection) per float parameter.
+    let floats: [(&'static str, &'static str, Option<f64>, Option<f64>); 2] = [
+        (
+            "temperature",
+            "temperature",
+            overrides.temperature,
+            connection.temperature,
+        ),
+        ("topP", "top_p", overrides.top_p, connection.top_p),
+    ];
+    for (i, (name, key, over, conn)) in floats.into_iter().enumerate() {
+        let from_preset = preset.and_then(|p| preset_number(p, key));
+        let picked = pick(over, from_preset, conn, None);
+        if let Some((v, source)) = picked {
+            match i {
+                0 => out.parameters.temperature = Some(v),
+                _ => out.parameters.top_p = Some(v),
+            }
+            out.push(name, Value::from(v), source, key);
+        }
+    }
+    // Integer parameters. SillyTavern's `top_k` 0 means "off": it is not sent.
+    let to_u32 = |v: f64| (v.is_finite() && v >= 0.0).then(|| v.min(u32::MAX as f64) as u32);
+    let preset_u32 = |key: &str| preset.and_then(|p| preset_number(p, key)).and_then(to_u32);
+    let top_k = pick(
+        overrides.top_k,
+        preset_u32("top_k").filter(|k| *k > 0),
+        connection.top_k,
+        None,
+    );
+    if let Some((v, source)) = top_k {
+        out.parameters.top_k = Some(v);
+        out.push("topK", Value::from(v), source, "top_k");
+    }
+    let context = pick(
+        overrides.context_length,
+        preset_u32("openai_max_context").filter(|c| *c > 0),
+        connection.context_length,
+        Some(DEFAULT_CONTEXT_TOKENS),
+    );
+    if let Some((v, source)) = context {
+        out.parameters.context_length = Some(v);
+        out.push(
+            "contextLength",
+            Value::from(v),
+            source,
+            "openai_max_context",
+        );
+    }
+    let response = pick(
+        overrides.max_output_tokens,
+        preset_u32("openai_max_tokens").filter(|c| *c > 0),
+        connection.max_output_tokens,
+        None,
+    );
+    if let Some((v, source)) = response {
+        out.parameters.max_output_tokens = Some(v);
+        out.push(
+            "maxOutputTokens",
+            Value::from(v),
+            source,
+            "openai_max_tokens",
+        );
+    }
+    out
+}
+
+impl ResolvedParameters {
+    fn push(
+        &mut self,
+        name: &'static str,
+        value: Value,
+        source: ParameterSource,
+        key: &'static str,
+    ) {
+        self.sources.push(ParameterValue {
+            name,
+            value,
+            source,
+            preset_key: (source == ParameterSource::Preset).then_some(key),
+        });
+    }
+
+    /// The context window the prompt is built for.
+    pub fn context_tokens(&self) -> u32 {
+        self.parameters
+            .context_length
+            .unwrap_or(DEFAULT_CONTEXT_TOKENS)
+    }
+
+    /// The reply tokens the prompt budget leaves room for.
+    pub fn response_tokens(&self) -> u32 {
+        self.parameters
+            .max_output_tokens
+            .unwrap_or(DEFAULT_RESPONSE_TOKENS)
+    }
+}
+
+fn pick<T>(
+    over: Option<T>,
+    preset: Option<T>,
+    connection: Option<T>,
+    default: Option<T>,
+) -> Option<(T, ParameterSource)> {
+    over.map(|v| (v, ParameterSource::Override))
+        .or_else(|| preset.map(|v| (v, ParameterSource::Preset)))
+        .or_else(|| connection.map(|v| (v, ParameterSource::Connection)))
+        .or_else(|| default.map(|v| (v, ParameterSource::Default)))
+}
 
 /// What the reply needs from the assembled prompt.
 #[derive(Debug, Clone)]
 pub struct BasePrompt {
+    /// The assembled messages, converter applied, without the tool hint.
     pub messages: Vec<Message>,
     /// The character who speaks this reply.
     pub speaker_id: Option<CharacterId>,
     pub speaker_name: Option<String>,
+    /// Whether the chat has regex groups bound (its replies' text then passes the `receive`
+    /// rules when stored).
+    pub has_regex: bool,
+    /// The parameters the reply uses (preset over connection).
+    pub parameters: ResolvedParameters,
+    /// The converter that was applied.
+    pub converter: PromptConverter,
+    /// Lorebook activations, regex rules applied, tokens, diagnostics.
+    pub explain: Explain,
+    /// Bindings to assets that no longer exist (`preset 4`).
+    pub missing: Vec<String>,
 }
 
-/// Prompt knobs taken from the connection.
+impl BasePrompt {
+    /// A warning when history was left out to fit the budget: `(included, available)` and
+    /// the text a reply shows.
+    pub fn history_cut(&self) -> Option<String> {
+        let t = &self.explain.tokens;
+        (t.history_included < t.history_available).then(|| {
+            format!(
+                "the chat history was cut to fit the context: {} of {} messages are sent (prompt budget {} tokens of a {}-token context, {} reserved for the reply); raise the context size (connection --context-length, or the preset's openai_max_context) to send more",
+                t.history_included,
+                t.history_available,
+                t.budget,
+                self.parameters.context_tokens(),
+                self.parameters.response_tokens(),
+            )
+        })
+    }
+}
+
+/// What a build is for besides the chat: the model and the connection's parameters, plus
+/// what only a preview changes.
 #[derive(Debug, Clone)]
 pub struct PromptKnobs {
+    /// The model (chooses the tokenizer; `{{model}}`).
     pub model: String,
-    pub context_tokens: Option<u32>,
-    pub response_tokens: Option<u32>,
+    /// The connection's effective parameters.
+    pub connection: Parameters,
+    /// Values that win over everything (previews only; a reply passes none).
+    pub overrides: Parameters,
+    /// Seed instead of the one derived from the chat (previews only).
+    pub seed: Option<u64>,
+    /// Speaker instead of the next member in turn (previews only).
+    pub speaker: Option<CharacterId>,
+    /// Record the generation (lorebook timed effects, variables). A reply records every
+    /// generation but a quiet one.
+    pub record: bool,
+}
+
+impl PromptKnobs {
+    /// The knobs of a reply over a connection's model and parameters.
+    pub fn reply(model: String, connection: Parameters) -> Self {
+        Self {
+            model,
+            connection,
+            overrides: Parameters::default(),
+            seed: None,
+            speaker: None,
+            record: true,
+        }
+    }
 }
 
 /// Puts each message's tool-call line in front of its text.
@@ -60,8 +349,14 @@ pub fn to_llm(messages: &[PromptMessage]) -> Vec<Message> {
         .collect()
 }
 
+/// The seed a reply's build uses: stable until the chat changes.
+pub fn reply_seed(chat: i64, message_count: usize) -> u64 {
+    (chat as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ message_count as u64
+}
+
 /// Loads and assembles the chat's prompt; records the generation (lorebook timed effects,
-/// variable macros) unless it is a quiet one. Blocking: call from `spawn_blocking`.
+/// variable macros) unless it is a quiet one or `knobs.record` is off. Blocking: call from
+/// the blocking pool.
 pub fn build(
     store: &Store,
     engine: &PromptEngine,
@@ -74,24 +369,39 @@ pub fn build(
     for missing in &loaded.missing {
         tracing::warn!(chat, %missing, "the chat is bound to an asset that no longer exists; skipped");
     }
+    let settings = PromptSettings::load(store)?;
     annotate_tool_history(&mut loaded);
-    let speaker = loaded.next_speaker();
+    let speaker = match knobs.speaker {
+        Some(id) => loaded
+            .characters
+            .iter()
+            .position(|c| c.id == Some(id))
+            .ok_or_else(|| {
+                EngineError::Internal(format!("character {id} is not a member of chat {chat}"))
+            })?,
+        None => loaded.next_speaker(),
+    };
+    let parameters = resolve_parameters(
+        &knobs.connection,
+        loaded.preset.as_ref(),
+        settings.preset_samplers,
+        &knobs.overrides,
+    );
     let mut options = PromptOptions::new(tavo_prompt::local_now());
-    options.seed = (chat as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ loaded.messages.len() as u64;
+    options.seed = knobs
+        .seed
+        .unwrap_or_else(|| reply_seed(chat, loaded.messages.len()));
     options.model = knobs.model.clone();
-    if let Some(c) = knobs.context_tokens {
-        options.max_context_tokens = c as usize;
-    }
-    if let Some(r) = knobs.response_tokens {
-        options.max_response_tokens = r as usize;
-    }
+    options.max_context_tokens = parameters.context_tokens() as usize;
+    options.max_response_tokens = parameters.response_tokens() as usize;
+    options.converter = settings.converter;
     options.generation = match kind {
         GenerationKind::Continue => GenerationType::Continue,
         GenerationKind::Impersonate => GenerationType::Impersonate,
         _ => GenerationType::Normal,
     };
     let output = engine.build(&loaded.input(speaker), &options);
-    if kind != GenerationKind::Quiet {
+    if knobs.record && kind != GenerationKind::Quiet {
         loader::record(store, chat_id, &output)?;
     }
     let character = loaded.characters.get(speaker);
@@ -99,22 +409,226 @@ pub fn build(
         messages: to_llm(&output.messages),
         speaker_id: character.and_then(|c| c.id),
         speaker_name: character.map(|c| c.name.clone()),
+        has_regex: !loaded.regex_groups.is_empty(),
+        parameters,
+        converter: settings.converter,
+        explain: output.explain,
+        missing: loaded.missing,
     })
 }
 
-/// Inserts the generic tool-use hint after the leading system messages.
-pub fn with_hint(messages: &[Message], hint: Option<&str>) -> Vec<Message> {
+/// Inserts the generic tool-use hint after the leading system messages. Under a converter
+/// that merges system messages the hint joins the first one instead, so the list keeps the
+/// converter's shape.
+pub fn with_hint(
+    messages: &[Message],
+    hint: Option<&str>,
+    converter: PromptConverter,
+) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     let lead = messages
         .iter()
         .take_while(|m| m.role == Role::System)
         .count();
-    out.extend_from_slice(&messages[..lead]);
-    if let Some(h) = hint {
-        out.push(Message::text(Role::System, h));
+    let Some(h) = hint else {
+        out.extend_from_slice(messages);
+        return out;
+    };
+    if converter != PromptConverter::None && lead > 0 {
+        out.push(Message::text(
+            Role::System,
+            format!("{}\n\n{h}", messages[0].joined_text()),
+        ));
+        out.extend_from_slice(&messages[1..]);
+        return out;
     }
+    out.extend_from_slice(&messages[..lead]);
+    out.push(Message::text(Role::System, h));
     out.extend_from_slice(&messages[lead..]);
     out
+}
+
+/// The tools a reply starts with: the initial set for its settings and kind, plus every
+/// extension tool when dynamic loading is off.
+pub fn initial_exposure(
+    registry: &Registry,
+    settings: &ToolSettings,
+    kind: GenerationKind,
+    avail: Availability,
+    extensions: &ExtensionRegistry,
+) -> ExposedSet {
+    let mut exposed = ExposedSet::initial(registry, settings, kind, avail);
+    if may_call(settings, kind) && !settings.dynamic_loading {
+        exposed.expose(extensions.all().into_iter().map(|t| t.name));
+    }
+    exposed
+}
+
+/// Which optional tools the reply's services can back (web search with a complete search
+/// API, extension tools).
+pub fn availability(services: &Services) -> Availability {
+    Availability {
+        web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
+        extensions: !services.extensions.is_empty(),
+    }
+}
+
+/// Whether a reply of `kind` may call tools at all.
+pub fn may_call(settings: &ToolSettings, kind: GenerationKind) -> bool {
+    settings.enabled && kind.can_perform_tool_calls()
+}
+
+/// Declarations of every tool the model may see now: built-ins, then extension tools.
+pub fn declarations(
+    registry: &Registry,
+    extensions: &ExtensionRegistry,
+    exposed: &ExposedSet,
+) -> Vec<ToolDecl> {
+    exposed
+        .names()
+        .iter()
+        .filter_map(|name| match registry.declaration(name) {
+            Some(d) => Some(ToolDecl {
+                name: d.name,
+                description: d.description,
+                parameters: d.parameters,
+                strict: false,
+            }),
+            None => extensions.get(name).map(|t| ToolDecl {
+                name: t.name,
+                description: t.description,
+                parameters: t.parameters,
+                strict: false,
+            }),
+        })
+        .collect()
+}
+
+/// One round's request: the base prompt with the hint when the round offers tools, the
+/// earlier rounds, the declarations (with `tool_choice: none` once calls are no longer
+/// allowed), the parameters and the reasoning mode.
+pub fn round_request(
+    model: &str,
+    base: &BasePrompt,
+    rounds: &[Message],
+    tools: Vec<ToolDecl>,
+    can_call_now: bool,
+    reasoning_mode: ReasoningMode,
+) -> ChatRequest {
+    let hint = if can_call_now {
+        hint_for_round(tools.len())
+    } else {
+        None
+    };
+    let mut req = ChatRequest::new(
+        model.to_owned(),
+        with_hint(&base.messages, hint, base.converter),
+    );
+    req.messages.extend(rounds.iter().cloned());
+    if !tools.is_empty() && !can_call_now {
+        req.tool_choice = ToolChoice::None;
+    }
+    req.tools = tools;
+    base.parameters.parameters.apply(&mut req);
+    req.reasoning.interleaved = interleaved(reasoning_mode);
+    req
+}
+
+/// What `tavo prompt` asks for.
+#[derive(Debug, Clone)]
+pub struct PreviewRequest {
+    /// The chat.
+    pub chat: i64,
+    /// What the next reply generates.
+    pub kind: GenerationKind,
+    /// Connection name; the default connection when `None`.
+    pub connection: Option<String>,
+    /// Model instead of the connection's (what-if; the reply uses the connection's).
+    pub model: Option<String>,
+    /// Values over the preset's and the connection's (what-if).
+    pub overrides: Parameters,
+    /// Seed instead of the reply's.
+    pub seed: Option<u64>,
+    /// Speaker instead of the next member in turn.
+    pub speaker: Option<CharacterId>,
+    /// Record the generation as a reply would.
+    pub record: bool,
+}
+
+/// The request the chat's next reply sends first, and why it looks that way.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    /// The first request, exactly as the reply builds it.
+    pub request: ChatRequest,
+    /// The assembled prompt (explain, parameters and their sources, speaker).
+    pub base: BasePrompt,
+    /// The connection the reply would use; `None` when none is configured (built-in
+    /// defaults then apply).
+    pub connection: Option<String>,
+}
+
+/// Builds the next reply's first request without sending it. `registry` and `services` are
+/// the engine's (a reply's services), so the declarations are the reply's.
+pub(crate) fn preview(
+    store: &Store,
+    engine: &PromptEngine,
+    registry: &Registry,
+    services: &Services,
+    req: &PreviewRequest,
+) -> Result<Preview, EngineError> {
+    let extensions = &services.extensions;
+    let book = tavo_llm::ConnectionBook::from_setting(
+        store.setting_get(tavo_llm::connection::SETTINGS_KEY)?,
+    )?;
+    let (connection, model, parameters) = match book.pick(req.connection.as_deref()) {
+        Ok(c) => (
+            Some(c.name.clone()),
+            c.model.clone(),
+            book.effective_parameters(c),
+        ),
+        // Named but missing is an error; no connection at all still previews, with defaults.
+        Err(tavo_llm::connection::ConnectionError::NoDefault) if req.connection.is_none() => {
+            (None, "gpt-4o".to_owned(), book.global.clone())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let model = req.model.clone().unwrap_or(model);
+    let knobs = PromptKnobs {
+        model: model.clone(),
+        connection: parameters,
+        overrides: req.overrides.clone(),
+        seed: req.seed,
+        speaker: req.speaker,
+        record: req.record,
+    };
+    let base = build(store, engine, req.chat, req.kind, &knobs)?;
+    let settings = ToolSettings::load(store)?;
+    let exposed = initial_exposure(
+        registry,
+        &settings,
+        req.kind,
+        availability(services),
+        extensions,
+    );
+    let calls = may_call(&settings, req.kind);
+    let tools = if calls {
+        declarations(registry, extensions, &exposed)
+    } else {
+        Vec::new()
+    };
+    let request = round_request(
+        &model,
+        &base,
+        &[],
+        tools,
+        calls && settings.recursion_limit > 0,
+        settings.reasoning_mode,
+    );
+    Ok(Preview {
+        request,
+        base,
+        connection,
+    })
 }
 
 #[cfg(test)]
@@ -127,14 +641,21 @@ mod tests {
             Message::text(Role::System, "sys"),
             Message::text(Role::User, "hi"),
         ];
-        let with = with_hint(&base, Some("HINT"));
+        let none = PromptConverter::None;
+        let with = with_hint(&base, Some("HINT"), none);
         assert_eq!(
             with.iter().map(Message::joined_text).collect::<Vec<_>>(),
             ["sys", "HINT", "hi"]
         );
-        assert_eq!(with_hint(&base, None), base);
+        assert_eq!(with_hint(&base, None, none), base);
         let no_system = vec![Message::text(Role::User, "hi")];
-        assert_eq!(with_hint(&no_system, Some("H"))[0].joined_text(), "H");
+        assert_eq!(with_hint(&no_system, Some("H"), none)[0].joined_text(), "H");
+        // A converter keeps one system message: the hint joins it.
+        let merged = with_hint(&base, Some("HINT"), PromptConverter::SingleSystem);
+        assert_eq!(
+            merged.iter().map(Message::joined_text).collect::<Vec<_>>(),
+            ["sys\n\nHINT", "hi"]
+        );
     }
 
     #[test]
@@ -155,5 +676,71 @@ mod tests {
             "[tool calls: tavo_file_save (a.txt) → ok]\nSaved."
         );
         assert_eq!(loaded.messages[1].content, "thanks");
+    }
+
+    fn st_preset() -> Preset {
+        let mut p = Preset::default();
+        for (k, v) in [
+            ("temperature", serde_json::json!(0.8)),
+            ("top_p", serde_json::json!(0.95)),
+            ("top_k", serde_json::json!(0)),
+            ("openai_max_context", serde_json::json!(150_000)),
+            ("openai_max_tokens", serde_json::json!(2_000)),
+        ] {
+            p.extra.insert(k.into(), v);
+        }
+        p
+    }
+
+    #[test]
+    fn preset_values_win_over_the_connection_unless_switched_off() {
+        let connection = Parameters {
+            temperature: Some(0.3),
+            top_k: Some(40),
+            context_length: Some(8_000),
+            ..Parameters::default()
+        };
+        let preset = st_preset();
+        let r = resolve_parameters(&connection, Some(&preset), true, &Parameters::default());
+        assert_eq!(r.parameters.temperature, Some(0.8));
+        assert_eq!(r.parameters.top_p, Some(0.95));
+        // ST's top_k 0 is "off": the connection's value stays.
+        assert_eq!(r.parameters.top_k, Some(40));
+        assert_eq!(r.context_tokens(), 150_000);
+        assert_eq!(r.response_tokens(), 2_000);
+        let source = |name: &str| {
+            r.sources
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| (s.source, s.preset_key))
+        };
+        assert_eq!(
+            source("contextLength"),
+            Some((ParameterSource::Preset, Some("openai_max_context")))
+        );
+        assert_eq!(source("topK"), Some((ParameterSource::Connection, None)));
+
+        let off = resolve_parameters(&connection, Some(&preset), false, &Parameters::default());
+        assert_eq!(off.parameters.temperature, Some(0.3));
+        assert_eq!(off.parameters.top_p, None);
+        assert_eq!(off.context_tokens(), 8_000);
+        assert_eq!(off.response_tokens(), DEFAULT_RESPONSE_TOKENS);
+
+        let bare = resolve_parameters(&Parameters::default(), None, true, &Parameters::default());
+        assert_eq!(bare.context_tokens(), DEFAULT_CONTEXT_TOKENS);
+        assert_eq!(
+            bare.sources
+                .iter()
+                .map(|s| (s.name, s.source))
+                .collect::<Vec<_>>(),
+            [("contextLength", ParameterSource::Default)]
+        );
+
+        let over = Parameters {
+            context_length: Some(4_096),
+            ..Parameters::default()
+        };
+        let o = resolve_parameters(&connection, Some(&preset), true, &over);
+        assert_eq!(o.context_tokens(), 4_096);
     }
 }

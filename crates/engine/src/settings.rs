@@ -29,7 +29,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 7] = [
+pub const SETTINGS: [SettingSpec; 9] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -59,6 +59,16 @@ pub const SETTINGS: [SettingSpec; 7] = [
         key: "tools.reasoningMode",
         kind: Kind::Enum(&["disabled", "sinceLastUserMessage", "activeToolChain"]),
         about: "which earlier reasoning goes back with tool rounds (default disabled)",
+    },
+    SettingSpec {
+        key: crate::prompt::CONVERTER_SETTING,
+        kind: Kind::Enum(&["none", "mergeConsecutive", "singleSystem", "systemThenUser"]),
+        about: "provider prompt converter applied to every reply's messages and to `tavo prompt` (default none)",
+    },
+    SettingSpec {
+        key: crate::prompt::PRESET_SAMPLERS_SETTING,
+        kind: Kind::Bool,
+        about: "a chat preset's SillyTavern sampler and context values (temperature, top_p, top_k, openai_max_context, openai_max_tokens) win over the connection's (default true)",
     },
     SettingSpec {
         key: AddressPolicy::SETTING,
@@ -137,6 +147,12 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     if spec.key == AddressPolicy::SETTING {
         return Ok(Value::from(AddressPolicy::default().as_str()));
     }
+    if spec.key == crate::prompt::CONVERTER_SETTING {
+        return Ok(Value::from("none"));
+    }
+    if spec.key == crate::prompt::PRESET_SAMPLERS_SETTING {
+        return Ok(Value::Bool(true));
+    }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec
         .key
@@ -201,6 +217,20 @@ mod tests {
             Some(Value::from("allowAll"))
         );
         assert!(parse("web.fetchAddresses", "everything").is_err());
+        assert_eq!(
+            get(&store, "prompt.converter").ok(),
+            Some(Value::from("none"))
+        );
+        assert_eq!(
+            get(&store, "prompt.presetSamplers").ok(),
+            Some(Value::Bool(true))
+        );
+        set(&store, "prompt.converter", "singleSystem").unwrap_or_else(|e| panic!("{e}"));
+        set(&store, "prompt.presetSamplers", "false").unwrap_or_else(|e| panic!("{e}"));
+        let prompt = crate::prompt::PromptSettings::load(&store).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(prompt.converter, tavo_prompt::PromptConverter::SingleSystem);
+        assert!(!prompt.preset_samplers);
+        assert!(parse("prompt.converter", "merge").is_err());
         set(&store, "web.fetchAddresses", "publicOnly").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             tavo_tools::web::load_fetch_policy(&store).addresses,

@@ -8,17 +8,16 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tavo_llm::{
     ChatRequest, ChatResponse, Endpoint, Message, Parameters, Part, ReplyBuilder, Role,
-    StreamEvent, ToolChoice, ToolDecl, Usage,
+    StreamEvent, Usage,
 };
 use tavo_model::{ChatId, MessageId};
 use tavo_store::Store;
-use tavo_tools::exposure::{Availability, hint_for_round};
-use tavo_tools::{ExposedSet, GenerationKind, ToolSettings};
+use tavo_tools::{GenerationKind, ToolSettings};
 
 use crate::control::{Cancelled, Control};
 use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
-use crate::limits::{Limits, interleaved};
+use crate::limits::Limits;
 use crate::offload::on_blocking_pool;
 use crate::persist::Write;
 use crate::prompt::{self, BasePrompt, PromptKnobs};
@@ -80,6 +79,9 @@ pub(crate) struct ReplyTask {
     last_checkpoint: Instant,
     /// The next text delta starts a new paragraph (a later round's text).
     new_paragraph: bool,
+    /// The chat had regex groups bound when the prompt was built: the final text passes its
+    /// `receive` rules.
+    has_regex: bool,
     /// The reply's place among the starting ones, until its first request is answered (or
     /// [`START_HOLD`] has passed waiting for it).
     start_permit: Option<tokio::sync::OwnedSemaphorePermit>,
@@ -121,6 +123,7 @@ impl ReplyTask {
             dirty: false,
             last_checkpoint: Instant::now(),
             new_paragraph: false,
+            has_regex: false,
             start_permit: None,
         }
     }
@@ -166,11 +169,7 @@ impl ReplyTask {
             p = self.inner.starting.clone().acquire_owned() => p.ok(),
             () = self.control.cancelled() => return Err(Stop::Cancelled),
         };
-        let knobs = PromptKnobs {
-            model: self.model.clone(),
-            context_tokens: self.parameters.context_length,
-            response_tokens: self.parameters.max_output_tokens,
-        };
+        let knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
         let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
         let inner = self.inner.clone();
         let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
@@ -190,6 +189,7 @@ impl ReplyTask {
             .await
             .map_err(Stop::Failed)?;
         self.open_message(stored);
+        self.has_regex = base.has_regex;
         self.control
             .set_status(ReplyStatus::Running, self.message_id());
         self.control.hub.publish(EventKind::Started {
@@ -198,16 +198,19 @@ impl ReplyTask {
             kind: self.kind,
         });
 
-        let avail = Availability {
-            web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
-            extensions: !services.extensions.is_empty(),
-        };
-        let mut exposed =
-            ExposedSet::initial(&self.inner.registry, &self.settings, self.kind, avail);
-        let may_call = self.settings.enabled && self.kind.can_perform_tool_calls();
-        if may_call && !self.settings.dynamic_loading {
-            exposed.expose(services.extensions.all().into_iter().map(|t| t.name));
+        if let Some(cut) = base.history_cut() {
+            self.control
+                .hub
+                .publish(EventKind::Warning { message: cut });
         }
+        let may_call = prompt::may_call(&self.settings, self.kind);
+        let exposed = prompt::initial_exposure(
+            &self.inner.registry,
+            &self.settings,
+            self.kind,
+            prompt::availability(&services),
+            &services.extensions,
+        );
         let mut runner = CallRunner::with_gate(
             self.inner.registry.clone(),
             services.clone(),
@@ -228,7 +231,7 @@ impl ReplyTask {
             }
             let can_call_now = may_call && round < self.limits.recursion_limit;
             let tools = if may_call {
-                self.declarations(runner.exposed())
+                prompt::declarations(&self.inner.registry, &services.extensions, runner.exposed())
             } else {
                 Vec::new()
             };
@@ -237,20 +240,14 @@ impl ReplyTask {
             } else {
                 Vec::new()
             };
-            let hint = if can_call_now {
-                hint_for_round(tools.len())
-            } else {
-                None
-            };
-            let mut req =
-                ChatRequest::new(self.model.clone(), prompt::with_hint(&base.messages, hint));
-            req.messages.extend(rounds.iter().cloned());
-            if !tools.is_empty() && !can_call_now {
-                req.tool_choice = ToolChoice::None;
-            }
-            req.tools = tools;
-            self.parameters.apply(&mut req);
-            req.reasoning.interleaved = interleaved(self.settings.reasoning_mode);
+            let req = prompt::round_request(
+                &self.model,
+                &base,
+                &rounds,
+                tools,
+                can_call_now,
+                self.settings.reasoning_mode,
+            );
             self.control.hub.publish(EventKind::Round {
                 round,
                 tools: offered,
@@ -314,30 +311,6 @@ impl ReplyTask {
             }
         }
         Ok(())
-    }
-
-    /// Declarations of every tool the model may see now: built-ins, then extension tools.
-    fn declarations(&self, exposed: &ExposedSet) -> Vec<ToolDecl> {
-        let registry = &self.inner.registry;
-        let extensions = &self.inner.services.extensions;
-        exposed
-            .names()
-            .iter()
-            .filter_map(|name| match registry.declaration(name) {
-                Some(d) => Some(ToolDecl {
-                    name: d.name,
-                    description: d.description,
-                    parameters: d.parameters,
-                    strict: false,
-                }),
-                None => extensions.get(name).map(|t| ToolDecl {
-                    name: t.name,
-                    description: t.description,
-                    parameters: t.parameters,
-                    strict: false,
-                }),
-            })
-            .collect()
     }
 
     /// Streams one model round: deltas become events and checkpoints; the reply's
@@ -513,7 +486,62 @@ impl ReplyTask {
         }
     }
 
+    /// Runs the chat's `receive` regex rules over what this reply wrote (the new text only: a
+    /// continued message's earlier text was received before), so the stored message and the
+    /// `finished` event carry the rewritten text. Streamed deltas stay as the model sent them.
+    async fn receive_rewrite(&mut self) {
+        let stores_message = matches!(
+            self.target,
+            Target::New | Target::Continue(_) | Target::Swipe(_)
+        );
+        if !self.has_regex || !stores_message || (self.text.is_empty() && self.reasoning.is_empty())
+        {
+            return;
+        }
+        let mut m = tavo_model::Message::new(tavo_model::Role::Assistant, self.text.clone());
+        m.reasoning = (!self.reasoning.is_empty()).then(|| self.reasoning.clone());
+        if let Some(stored) = &self.message {
+            m.character_id = stored.character_id;
+            m.name.clone_from(&stored.name);
+        }
+        let chat = self.chat;
+        let rewritten = self
+            .blocking(move |store| {
+                let chat = store
+                    .chat_get(ChatId(chat))
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("chat {chat} no longer exists"))?;
+                let r = tavo_tools::messages::rewrite_for_write(
+                    store,
+                    &chat,
+                    &m,
+                    tavo_prompt::WriteTiming::Receive,
+                )
+                .map_err(|e| e.message)?;
+                store
+                    .write(|tx| r.save_variables(tx))
+                    .map_err(|e| e.to_string())?;
+                Ok(r)
+            })
+            .await;
+        match rewritten {
+            Ok(r) => {
+                for issue in &r.regex_issues {
+                    self.control.hub.publish(EventKind::Warning {
+                        message: format!("{}: {}", issue.location, issue.error),
+                    });
+                }
+                self.text = r.message.content;
+                self.reasoning = r.message.reasoning.unwrap_or_default();
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, reply = %self.id, "cannot apply the chat's receive regex rules")
+            }
+        }
+    }
+
     async fn finish(&mut self, status: ReplyStatus) {
+        self.receive_rewrite().await;
         self.dirty = true;
         let empty = self.text.is_empty() && self.cards.is_empty() && self.reasoning.is_empty();
         match (&self.target, self.message_id()) {

@@ -8,12 +8,14 @@ pub mod loader;
 pub mod lorebook;
 pub mod macros;
 pub mod regex;
+pub mod stored;
 
 pub use assemble::{
     Diagnostic, Explain, GenerationType, PartTokens, PromptConverter, PromptInput, PromptMessage,
     PromptOptions, PromptOutput, TokenReport,
 };
 pub use engine::PromptEngine;
+pub use stored::{StoredRewrite, WriteTiming, rewrite_stored};
 
 /// Builds the prompt for one generation with a fresh engine (no caches kept). Long-lived
 /// callers (the reply engine, the server) keep a [`PromptEngine`] instead.
@@ -71,47 +73,20 @@ pub fn local_now() -> chrono::DateTime<chrono::FixedOffset> {
 }
 
 /// Applies a chat's `receive` / `editAndReceive` regex rules (Tavo: persisted rewrites) to a
-/// message that is about to be stored: `edit` selects the edit stage. Returns the rewritten
-/// message and any rules that failed.
+/// message that is about to be stored: `edit` selects the edit stage. `{{user}}` is `User` and
+/// `{{char}}` empty, and variable writes are dropped: callers that store messages use
+/// [`rewrite_stored`] (through `tavo_tools::messages`), which knows the chat.
 pub fn rewrite_for_storage(
     message: &tavo_model::Message,
     groups: &[tavo_model::RegexGroup],
     edit: bool,
 ) -> (tavo_model::Message, Vec<regex::RegexIssue>) {
-    let rules = regex::RegexRules::from_groups(groups);
-    if rules.is_empty() {
-        return (message.clone(), Vec::new());
-    }
-    let js = match regex::JsRegex::shared() {
-        Ok(js) => js,
-        Err(e) => {
-            let issue = regex::RegexIssue {
-                regex_id: None,
-                identifier: String::new(),
-                name: String::new(),
-                location: "regex".into(),
-                error: format!("{e}; the message was stored without regex rewrites"),
-            };
-            return (message.clone(), vec![issue]);
-        }
-    };
     let ctx = macros::MacroContext::new("User", "", local_now());
-    let run = regex::RegexRun {
-        rules: &rules,
-        js,
-        ctx: &ctx,
-    };
-    let mut state = macros::MacroState::new(macros::Variables::default(), 0);
-    let mut report = regex::RegexReport::default();
-    let stage = if edit {
-        regex::Stage::Edit
+    let timing = if edit {
+        WriteTiming::Edit
     } else {
-        regex::Stage::Receive
+        WriteTiming::Receive
     };
-    let (content, reasoning) =
-        regex::persist_rewrite(&run, stage, message, &mut state, &mut report);
-    let mut out = message.clone();
-    out.content = content;
-    out.reasoning = reasoning;
-    (out, report.issues)
+    let out = rewrite_stored(message, groups, timing, &ctx, &macros::Variables::default());
+    (out.message, out.issues)
 }

@@ -15,6 +15,7 @@
 //! - [`approval`]: allow / ask / deny per tool, remembered per chat.
 //! - [`ask`]: `tavo_ask_user` questions and answers. [`discovery`]: the two search tools.
 //! - [`extension`]: the seam for page-registered and MCP tools.
+//! - [`messages`]: writing messages (append, edit, hide, delete) with the chat's regex rules.
 //! - [`assets`]: writing characters, personas, presets, lorebooks and regex groups (CCv3 names,
 //!   required fields, defaults) for every door.
 //! - [`chats`]: creating a chat (bindings checked in one transaction, the greeting with its
@@ -34,6 +35,7 @@ pub mod exposure;
 pub mod extension;
 pub mod gate;
 pub mod library;
+pub mod messages;
 pub mod operation;
 pub mod ops;
 pub mod registry;

@@ -125,6 +125,10 @@ pub(crate) async fn pump(handle: &ReplyHandle, how: Pump) -> anyhow::Result<(Rep
         };
         if how.json {
             println!("{}", ev.to_json_line());
+            // Warnings (history cut to fit, rules skipped) also reach the terminal.
+            if let EventKind::Warning { message } = &ev.kind {
+                eprintln!("warning: {message}");
+            }
         } else {
             render(&ev, &mut in_reasoning);
         }

@@ -1,15 +1,21 @@
-//! `tavo message append|list`: a chat's messages.
+//! `tavo message append|list|edit|delete|hide|unhide`: a chat's messages. Every write is the
+//! one library operation the model's `tavo_message_*` tools call (`tavo_tools::messages`), so
+//! the chat's regex rules and the speaker checks are the same at every door.
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
-use tavo_model::{CharacterId, ChatId, Message, RegexGroup, Role};
+use tavo_model::{ChatId, MessageId, Role};
+use tavo_tools::messages::{
+    MessageChange, MessageDraft, Written, append_message, delete_message, edit_message,
+    set_message_hidden,
+};
 
 use crate::context::Context;
 use crate::library::open_store;
 
-/// Append or list a chat's messages.
+/// Append, list, edit, delete, hide or show a chat's messages.
 #[derive(Debug, Args)]
 pub struct MessageArgs {
     #[command(subcommand)]
@@ -21,6 +27,17 @@ enum RoleArg {
     User,
     Assistant,
     System,
+}
+
+/// A message of a chat.
+#[derive(Debug, Args)]
+struct Target {
+    /// The chat's id.
+    #[arg(long, value_name = "ID")]
+    chat: i64,
+    /// The message's id (see `tavo message list`).
+    #[arg(long, value_name = "ID")]
+    id: i64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,10 +54,13 @@ enum MessageCommand {
         /// The text.
         #[arg(long, value_name = "TEXT")]
         content: String,
+        /// Reasoning text kept with the message.
+        #[arg(long, value_name = "TEXT")]
+        reasoning: Option<String>,
         /// Store it hidden (kept, never sent to the model).
         #[arg(long)]
         hidden: bool,
-        /// The speaking character of an assistant message (group chats; default: the first member).
+        /// The speaking character of an assistant message (required in group chats).
         #[arg(long, value_name = "ID")]
         character: Option<i64>,
     },
@@ -53,6 +73,39 @@ enum MessageCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Change a message's text; the chat's `editAndReceive` regex rules rewrite the new text
+    /// (SillyTavern's "run on edit"). Prints the message as stored, as JSON.
+    Edit {
+        #[command(flatten)]
+        target: Target,
+        /// The new content (also the message's current swipe).
+        #[arg(long, value_name = "TEXT")]
+        content: Option<String>,
+        /// The new reasoning text; "" clears it.
+        #[arg(long, value_name = "TEXT")]
+        reasoning: Option<String>,
+    },
+    /// Delete a message; later messages move up one floor.
+    Delete {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Hide a message: it stays in the chat but is never sent to the model.
+    Hide {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Show a hidden message again.
+    Unhide {
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+fn warn(written: &Written) {
+    for w in written.warnings() {
+        eprintln!("warning: {w}");
+    }
 }
 
 pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
@@ -62,50 +115,29 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             chat,
             role,
             content,
+            reasoning,
             hidden,
             character,
         } => {
-            let chat_id = ChatId(chat);
-            let Some(chat) = store.chat_get(chat_id)? else {
-                bail!("chat {chat_id} not found (see `tavo list chats`)");
-            };
             let role = match role {
                 RoleArg::User => Role::User,
                 RoleArg::Assistant => Role::Assistant,
                 RoleArg::System => Role::System,
             };
-            let mut message = Message::new(role, content);
-            message.hidden = hidden;
-            message.send_date = Some(tavo_prompt::local_now().to_rfc3339());
-            if role == Role::Assistant {
-                let member = match character {
-                    Some(id) => Some(
-                        chat.characters
-                            .iter()
-                            .find(|c| c.id == CharacterId(id))
-                            .with_context(|| {
-                                format!("character {id} is not a member of chat {chat_id}")
-                            })?,
-                    ),
-                    None => chat.characters.first(),
-                };
-                if let Some(member) = member {
-                    message.character_id = Some(member.id);
-                    message.name = Some(member.name.clone());
-                }
-            }
-            let mut groups = Vec::new();
-            for r in &chat.regexes {
-                if let Some(group) = store.get::<RegexGroup>(r.id)? {
-                    groups.push(group);
-                }
-            }
-            let (message, issues) = tavo_prompt::rewrite_for_storage(&message, &groups, false);
-            for issue in issues {
-                eprintln!("warning: {}: {}", issue.location, issue.error);
-            }
-            let id = store.message_append(chat_id, &message)?;
-            println!("{id}");
+            let mut draft = MessageDraft::new(role, content);
+            draft.reasoning = reasoning;
+            draft.hidden = hidden;
+            draft.character_id = character;
+            let written = append_message(&store, ChatId(chat), draft)?;
+            warn(&written);
+            println!(
+                "{}",
+                written
+                    .message
+                    .id
+                    .map(|i| i.to_string())
+                    .unwrap_or_default()
+            );
             Ok(ExitCode::SUCCESS)
         }
         MessageCommand::List { chat, json } => {
@@ -126,5 +158,40 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        MessageCommand::Edit {
+            target,
+            content,
+            reasoning,
+        } => {
+            if content.is_none() && reasoning.is_none() {
+                bail!("nothing to change: pass --content and/or --reasoning");
+            }
+            let change = MessageChange {
+                content,
+                reasoning,
+                hidden: None,
+            };
+            let written = edit_message(&store, ChatId(target.chat), MessageId(target.id), change)?;
+            warn(&written);
+            println!("{}", serde_json::to_string_pretty(&written.message)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        MessageCommand::Delete { target } => {
+            delete_message(&store, ChatId(target.chat), MessageId(target.id))?;
+            eprintln!("deleted message {}", target.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        MessageCommand::Hide { target } => hide(&store, &target, true),
+        MessageCommand::Unhide { target } => hide(&store, &target, false),
     }
+}
+
+fn hide(store: &tavo_store::Store, target: &Target, hidden: bool) -> anyhow::Result<ExitCode> {
+    set_message_hidden(store, ChatId(target.chat), MessageId(target.id), hidden)?;
+    eprintln!(
+        "message {} is {}",
+        target.id,
+        if hidden { "hidden" } else { "visible" }
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,59 +1,59 @@
-//! `tavo prompt --chat ID`: the exact message list that would be sent for the chat's next
-//! reply. Changes nothing unless `--record` is given.
+//! `tavo prompt --chat ID`: the exact request the chat's next reply would send first — its
+//! messages (tool-history lines and the tool-use hint included), its tool declarations, model
+//! and parameters — built by the reply's own code (`Engine::preview`). Changes nothing unless
+//! `--record` is given.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::{Args, ValueEnum};
-use serde_json::json;
-use tavo_model::{CharacterId, ChatId};
-use tavo_prompt::loader::{self, LoadError};
-use tavo_prompt::{GenerationType, PromptConverter, PromptEngine, PromptOptions};
+use clap::Args;
+use serde_json::{Value, json};
+use tavo_engine::Engine;
+use tavo_engine::prompt::{ParameterSource, Preview, PreviewRequest};
+use tavo_llm::{Message, Parameters, Role, ToolChoice};
+use tavo_model::CharacterId;
+use tavo_tools::{GenerationKind, Services, builtin_registry};
 
 use crate::context::Context;
 use crate::library::open_store;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ConverterArg {
-    None,
-    Merge,
-    SingleSystem,
-    SystemThenUser,
-}
 
 /// Print the prompt the chat's next reply would send.
 #[derive(Debug, Args)]
 pub struct PromptArgs {
     /// The chat's id.
-    #[arg(long, value_name = "ID")]
+    #[arg(long)]
     chat: i64,
-    /// Print JSON: the message array, or with --explain one object with `messages`,
-    /// `activatedEntries`, `skippedEntries`, `regexApplied`, `tokens`, `diagnostics`.
+    /// Print JSON: the message array, or with --explain one object with `messages`, `tools`,
+    /// `model`, `parameters`, `activatedEntries`, `skippedEntries`, `regexApplied`, `tokens`,
+    /// `diagnostics`.
     #[arg(long)]
     json: bool,
-    /// Also report lorebook activations and gates, regex rules applied, and token counts.
+    /// Also report lorebook activations and gates, regex rules applied, token counts, the
+    /// parameters and where each came from, and the tools declared.
     #[arg(long)]
     explain: bool,
-    /// Seed of random macros and lorebook probability (default: derived from the chat id and
-    /// its message count, so it is stable until the chat changes).
+    /// Seed of random macros and lorebook probability (default: the reply's, derived from the
+    /// chat id and its message count, so it is stable until the chat changes).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
     /// Record the assembly as a generation: lorebook timed effects advance and variable
     /// macros are saved, exactly as after a real reply.
     #[arg(long)]
     record: bool,
-    /// Model the prompt is for (chooses the tokenizer).
-    #[arg(long, value_name = "NAME", default_value = "gpt-4o")]
-    model: String,
-    /// Context window in tokens.
-    #[arg(long, value_name = "TOKENS", default_value_t = 16_384)]
-    context: usize,
-    /// Tokens reserved for the reply.
-    #[arg(long, value_name = "TOKENS", default_value_t = 1_024)]
-    response: usize,
-    /// Provider prompt converter applied last.
-    #[arg(long, value_enum, default_value = "none")]
-    converter: ConverterArg,
+    /// Connection the reply would use (default: the default connection). Its model, context
+    /// length and reply tokens apply, under the preset's values (see `prompt.presetSamplers`).
+    #[arg(long, value_name = "NAME")]
+    connection: Option<String>,
+    /// What-if: another model (chooses the tokenizer). A reply uses its connection's.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// What-if: another context window in tokens, over the preset's and the connection's.
+    #[arg(long, value_name = "TOKENS")]
+    context: Option<u32>,
+    /// What-if: other reply tokens, over the preset's and the connection's.
+    #[arg(long, value_name = "TOKENS")]
+    response: Option<u32>,
     /// Build for "continue the last message".
     #[arg(long, conflicts_with = "impersonate")]
     r#continue: bool,
@@ -65,132 +65,209 @@ pub struct PromptArgs {
     speaker: Option<i64>,
 }
 
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// The messages as `[{role, content}]` (the first request carries text only).
+fn messages_json(messages: &[Message]) -> Value {
+    Value::Array(
+        messages
+            .iter()
+            .map(|m| json!({"role": role_name(m.role), "content": m.joined_text()}))
+            .collect(),
+    )
+}
+
+fn source_name(s: ParameterSource) -> &'static str {
+    match s {
+        ParameterSource::Preset => "preset",
+        ParameterSource::Connection => "connection",
+        ParameterSource::Default => "default",
+        ParameterSource::Override => "override",
+    }
+}
+
 pub fn run(args: PromptArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let chat_id = ChatId(args.chat);
-    let loaded = match loader::load(&store, chat_id) {
-        Ok(loaded) => loaded,
-        Err(LoadError::ChatNotFound(id)) => {
-            eprintln!("error: chat {id} not found (see `tavo list chats`)");
-            return Ok(ExitCode::FAILURE);
-        }
-        Err(e) => return Err(e).context("cannot load the chat"),
-    };
-    for missing in &loaded.missing {
-        eprintln!(
-            "warning: the chat is bound to {missing}, which no longer exists; it was skipped"
-        );
-    }
-    let speaker = match args.speaker {
-        Some(id) => loaded
-            .characters
-            .iter()
-            .position(|c| c.id == Some(CharacterId(id)))
-            .with_context(|| format!("character {id} is not a member of chat {chat_id}"))?,
-        None => loaded.next_speaker(),
-    };
-    let mut options = PromptOptions::new(tavo_prompt::local_now());
-    options.seed = args.seed.unwrap_or_else(|| {
-        (args.chat as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ loaded.messages.len() as u64
-    });
-    options.model = args.model;
-    options.max_context_tokens = args.context;
-    options.max_response_tokens = args.response;
-    options.converter = match args.converter {
-        ConverterArg::None => PromptConverter::None,
-        ConverterArg::Merge => PromptConverter::MergeConsecutive,
-        ConverterArg::SingleSystem => PromptConverter::SingleSystem,
-        ConverterArg::SystemThenUser => PromptConverter::SystemThenUser,
-    };
-    options.generation = if args.r#continue {
-        GenerationType::Continue
+    let registry = builtin_registry().context("building the tool registry")?;
+    // The engine a reply runs in, without start-up recovery: a preview changes nothing.
+    let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+    let kind = if args.r#continue {
+        GenerationKind::Continue
     } else if args.impersonate {
-        GenerationType::Impersonate
+        GenerationKind::Impersonate
     } else {
-        GenerationType::Normal
+        GenerationKind::Normal
     };
-    let output = PromptEngine::new().build(&loaded.input(speaker), &options);
-    for d in &output.explain.diagnostics {
-        match &d.text {
-            Some(text) => eprintln!("warning: {}: {} ({text})", d.location, d.message),
-            None => eprintln!("warning: {}: {}", d.location, d.message),
-        }
-    }
-    if args.record {
-        loader::record(&store, chat_id, &output).context("cannot record the generation")?;
-    }
-    let e = &output.explain;
+    let request = PreviewRequest {
+        chat: args.chat,
+        kind,
+        connection: args.connection,
+        model: args.model,
+        overrides: Parameters {
+            context_length: args.context,
+            max_output_tokens: args.response,
+            ..Parameters::default()
+        },
+        seed: args.seed,
+        speaker: args.speaker.map(CharacterId),
+        record: args.record,
+    };
+    let preview = engine.preview(&request)?;
+    warn(&preview);
     if args.json {
         let value = if args.explain {
-            json!({
-                "messages": output.messages,
-                "activatedEntries": e.activated_entries,
-                "skippedEntries": e.skipped_entries,
-                "regexApplied": e.regex_applied,
-                "tokens": e.tokens,
-                "diagnostics": e.diagnostics,
-            })
+            explain_json(&preview)
         } else {
-            serde_json::to_value(&output.messages)?
+            messages_json(&preview.request.messages)
         };
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut first = true;
-    for m in &output.messages {
+    for m in &preview.request.messages {
         if !first {
             println!();
         }
         first = false;
-        match &m.name {
-            Some(name) => println!("[{}:{name}]", m.role.as_str()),
-            None => println!("[{}]", m.role.as_str()),
-        }
-        println!("{}", m.content);
+        println!("[{}]", role_name(m.role));
+        println!("{}", m.joined_text());
     }
     if args.explain {
-        println!("\n==== explain ====");
-        for a in &e.activated_entries {
-            println!(
-                "activated  lorebook {} entry {:?} ({}) at {:?}: {}",
-                a.lorebook_id.map(|i| i.to_string()).unwrap_or_default(),
-                a.identifier,
-                a.name,
-                a.injection_position,
-                serde_json::to_string(&a.reason)?
-            );
-        }
-        for s in &e.skipped_entries {
-            println!(
-                "skipped    lorebook {} entry {:?} ({}): {:?}",
-                s.lorebook_id.map(|i| i.to_string()).unwrap_or_default(),
-                s.identifier,
-                s.name,
-                s.gate
-            );
-        }
-        for r in &e.regex_applied {
-            println!(
-                "regex      {:?} ({}) on {}: {} replacement(s)",
-                r.identifier, r.name, r.target, r.replacements
-            );
-        }
-        for p in &e.tokens.parts {
-            println!("tokens     {:<20} {}", p.part, p.tokens);
-        }
-        println!(
-            "tokens     total {} of {} ({}{}); history {}/{} messages",
-            e.tokens.total,
-            e.tokens.budget,
-            e.tokens.encoding,
-            if e.tokens.estimated {
-                ", estimated"
-            } else {
-                ""
-            },
-            e.tokens.history_included,
-            e.tokens.history_available
-        );
+        explain_text(&preview)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn warn(preview: &Preview) {
+    let base = &preview.base;
+    for missing in &base.missing {
+        eprintln!(
+            "warning: the chat is bound to {missing}, which no longer exists; it was skipped"
+        );
+    }
+    for d in &base.explain.diagnostics {
+        match &d.text {
+            Some(text) => eprintln!("warning: {}: {} ({text})", d.location, d.message),
+            None => eprintln!("warning: {}: {}", d.location, d.message),
+        }
+    }
+    if let Some(cut) = base.history_cut() {
+        eprintln!("warning: {cut}");
+    }
+    if preview.connection.is_none() {
+        eprintln!(
+            "note: no connection is configured; the prompt is built for gpt-4o with the built-in defaults"
+        );
+    }
+}
+
+fn tool_choice(preview: &Preview) -> Value {
+    match &preview.request.tool_choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"tool": name}),
+    }
+}
+
+fn explain_json(preview: &Preview) -> Value {
+    let e = &preview.base.explain;
+    let r = &preview.request;
+    json!({
+        "messages": messages_json(&r.messages),
+        "tools": r.tools,
+        "toolChoice": tool_choice(preview),
+        "model": r.model,
+        "connection": preview.connection,
+        "parameters": preview.base.parameters.sources,
+        "converter": preview.base.converter,
+        "activatedEntries": e.activated_entries,
+        "skippedEntries": e.skipped_entries,
+        "regexApplied": e.regex_applied,
+        "tokens": e.tokens,
+        "diagnostics": e.diagnostics,
+    })
+}
+
+fn explain_text(preview: &Preview) -> anyhow::Result<()> {
+    let e = &preview.base.explain;
+    println!("\n==== explain ====");
+    println!(
+        "model      {} (connection {})",
+        preview.request.model,
+        preview
+            .connection
+            .as_deref()
+            .unwrap_or("none: built-in defaults")
+    );
+    for p in &preview.base.parameters.sources {
+        let from = match p.preset_key {
+            Some(key) => format!("preset {key}"),
+            None => source_name(p.source).to_owned(),
+        };
+        println!("parameter  {:<16} {} ({from})", p.name, p.value);
+    }
+    let tools: Vec<&str> = preview
+        .request
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    if tools.is_empty() {
+        println!("tools      none (tools.enabled is off, or this kind of reply cannot call tools)");
+    } else {
+        println!("tools      {} declared: {}", tools.len(), tools.join(", "));
+    }
+    for a in &e.activated_entries {
+        println!(
+            "activated  lorebook {} entry {:?} ({}) at {:?}: {}",
+            a.lorebook_id.map(|i| i.to_string()).unwrap_or_default(),
+            a.identifier,
+            a.name,
+            a.injection_position,
+            serde_json::to_string(&a.reason)?
+        );
+    }
+    for s in &e.skipped_entries {
+        println!(
+            "skipped    lorebook {} entry {:?} ({}): {:?}",
+            s.lorebook_id.map(|i| i.to_string()).unwrap_or_default(),
+            s.identifier,
+            s.name,
+            s.gate
+        );
+    }
+    for r in &e.regex_applied {
+        println!(
+            "regex      {:?} ({}) on {}: {} replacement(s)",
+            r.identifier, r.name, r.target, r.replacements
+        );
+    }
+    for d in &e.diagnostics {
+        println!("diagnostic {}: {}", d.location, d.message);
+    }
+    for p in &e.tokens.parts {
+        println!("tokens     {:<20} {}", p.part, p.tokens);
+    }
+    println!(
+        "tokens     total {} of {} ({}{}); history {}/{} messages",
+        e.tokens.total,
+        e.tokens.budget,
+        e.tokens.encoding,
+        if e.tokens.estimated {
+            ", estimated"
+        } else {
+            ""
+        },
+        e.tokens.history_included,
+        e.tokens.history_available
+    );
+    Ok(())
 }

@@ -7,13 +7,16 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tavo_model::{CharacterId, ChatId, Message, MessageId, Role};
+use tavo_model::{ChatId, Message, MessageId, Role};
 use tavo_store::Store;
 
 use crate::context::{OpContext, store_error};
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
+use crate::messages::{
+    MessageChange, MessageDraft, Written, append_message, delete_message, edit_message,
+};
 use crate::operation::{OpSpec, Outcome, Safety};
-use crate::ops::common::{IdArgs, NoArgs, missing};
+use crate::ops::common::{IdArgs, NoArgs};
 use crate::ops::require_chat;
 use crate::registry::Registry;
 use crate::validate::SchemaError;
@@ -221,16 +224,7 @@ async fn find(args: FindArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
 }
 
 fn load_message(store: &Store, chat: i64, id: i64) -> Result<Message, ToolError> {
-    let in_chat = store
-        .message_chat(MessageId(id))
-        .map_err(|e| store_error("reading the message", e))?;
-    if in_chat != Some(ChatId(chat)) {
-        return Err(missing("message", id));
-    }
-    store
-        .message_get(MessageId(id))
-        .map_err(|e| store_error("reading the message", e))?
-        .ok_or_else(|| missing("message", id))
+    crate::messages::message_in_chat(store, ChatId(chat), MessageId(id))
 }
 
 async fn get(args: IdArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
@@ -260,44 +254,27 @@ async fn append(args: AppendArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
     let new = args.message;
     ctx.blocking("appending the message", move |store| {
         require_chat(store, Some(chat))?;
-        let chat_obj = store
-            .chat_get(ChatId(chat))
-            .map_err(|e| store_error("appending the message", e))?
-            .ok_or_else(|| missing("chat", chat))?;
-        let role = new.role.unwrap_or_default();
-        let members: Vec<i64> = chat_obj.characters.iter().map(|c| c.id.0).collect();
-        let character_id = match (role, new.character_id) {
-            (SpeakerRole::User, _) => None,
-            (SpeakerRole::Assistant, Some(c)) if members.contains(&c) => Some(c),
-            (SpeakerRole::Assistant, Some(c)) => {
-                return Err(ToolError::new(
-                    ErrorCode::InvalidArguments,
-                    format!("message.characterId: character {c} is not in this chat (members: {members:?})"),
-                )
-                .with_details(json!({"path": "message.characterId", "expected": "the id of a character in this chat", "actualType": "integer"})));
-            }
-            (SpeakerRole::Assistant, None) if members.len() == 1 => Some(members[0]),
-            (SpeakerRole::Assistant, None) => {
-                return Err(ToolError::invalid_at(
-                    "message.characterId",
-                    format!("the speaking character's id (this chat has {} characters: {members:?})", members.len()),
-                    "missing",
-                ));
-            }
+        let role = match new.role.unwrap_or_default() {
+            SpeakerRole::User => Role::User,
+            SpeakerRole::Assistant => Role::Assistant,
         };
-        let mut message = Message::new(
-            if role == SpeakerRole::User { Role::User } else { Role::Assistant },
-            new.content,
-        );
-        message.character_id = character_id.map(CharacterId);
-        message.hidden = new.hidden.unwrap_or(false);
-        if let Some(c) = character_id {
-            message.name = chat_obj.characters.iter().find(|m| m.id.0 == c).map(|m| m.name.clone());
-        }
-        let id = store.message_append(ChatId(chat), &message).map_err(|e| store_error("appending the message", e))?;
-        Outcome::value(json!({"id": id.0}))
+        let mut draft = MessageDraft::new(role, new.content);
+        draft.character_id = new.character_id;
+        draft.hidden = new.hidden.unwrap_or(false);
+        let written = append_message(store, ChatId(chat), draft)?;
+        Outcome::value(written_json(&written))
     })
     .await
+}
+
+/// `{id}`, plus `warnings` naming the regex rules that could not run.
+fn written_json(written: &Written) -> Value {
+    let mut v = json!({"id": written.message.id.map(|i| i.0)});
+    let warnings = written.warnings();
+    if !warnings.is_empty() {
+        v["warnings"] = json!(warnings);
+    }
+    v
 }
 
 async fn update(args: UpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
@@ -305,16 +282,13 @@ async fn update(args: UpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
     let edit = args.message;
     ctx.blocking("updating the message", move |store| {
         require_chat(store, Some(chat))?;
-        let mut message = load_message(store, chat, edit.id)?;
-        message.content = edit.content;
-        if let Some(r) = edit.reasoning {
-            message.reasoning = (!r.is_empty()).then_some(r);
-        }
-        message.hidden = edit.hidden.unwrap_or(false);
-        store
-            .message_update(&message, None)
-            .map_err(|e| store_error("updating the message", e))?;
-        Outcome::value(json!({"id": edit.id}))
+        let change = MessageChange {
+            content: Some(edit.content),
+            reasoning: edit.reasoning,
+            hidden: Some(edit.hidden.unwrap_or(false)),
+        };
+        let written = edit_message(store, ChatId(chat), MessageId(edit.id), change)?;
+        Outcome::value(written_json(&written))
     })
     .await
 }
@@ -324,13 +298,7 @@ async fn delete(args: IdArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let id = args.id.get();
     ctx.blocking("deleting the message", move |store| {
         require_chat(store, Some(chat))?;
-        load_message(store, chat, id)?;
-        if !store
-            .message_delete(MessageId(id))
-            .map_err(|e| store_error("deleting the message", e))?
-        {
-            return Err(missing("message", id));
-        }
+        delete_message(store, ChatId(chat), MessageId(id))?;
         Outcome::value(json!({"id": id}))
     })
     .await
@@ -375,7 +343,8 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             "message.append",
             Safety::Write,
             "Append a message at the end of this chat: {content, role: assistant (default) | user, \
-             characterId (required in group chats), hidden}. Returns {id}.",
+             characterId (required in group chats), hidden}. The chat's receive regex rules rewrite \
+             the stored text. Returns {id, warnings?}.",
         )
         .keywords(KW),
         append,
@@ -384,7 +353,8 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
         OpSpec::new(
             "message.update",
             Safety::Write,
-            "Change a message of this chat: {id, content, reasoning?, hidden?}. Returns {id}.",
+            "Change a message of this chat: {id, content, reasoning?, hidden?}. The chat's \
+             editAndReceive regex rules rewrite the new text. Returns {id, warnings?}.",
         )
         .keywords(KW),
         update,
