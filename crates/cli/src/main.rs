@@ -69,8 +69,10 @@ enum Command {
     Llm(cmd::llm::LlmArgs),
     /// Manage provider connections (keys are never printed).
     Connection(cmd::connection::ConnectionArgs),
-    /// Create chats and change their bindings.
+    /// Create, rebind and clone chats.
     Chat(cmd::chat::ChatArgs),
+    /// Create and change personas.
+    Persona(cmd::persona::PersonaArgs),
     /// Append and list a chat's messages.
     Message(cmd::message::MessageArgs),
     /// Read and write chat, global and message variables.
@@ -122,6 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Llm(args) => cmd::llm::run(args, &ctx),
         Command::Connection(args) => cmd::connection::run(args, &ctx),
         Command::Chat(args) => cmd::chat::run(args, &ctx),
+        Command::Persona(args) => cmd::persona::run(args, &ctx),
         Command::Message(args) => cmd::message::run(args, &ctx),
         Command::Var(args) => cmd::var::run(args, &ctx),
         Command::Prompt(args) => cmd::prompt::run(args, &ctx),

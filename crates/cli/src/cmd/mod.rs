@@ -9,6 +9,7 @@ pub mod import;
 pub mod list;
 pub mod llm;
 pub mod message;
+pub mod persona;
 pub mod prompt;
 pub mod reply;
 pub mod serve;

@@ -1,0 +1,433 @@
+//! Door consistency: one operation, the same input through the CLI's own command, HTTP
+//! (`tavo serve`'s routes) and a model tool call (`tavo tool call`, the model's exact path),
+//! each against a fresh library set up identically, gives the same stored result — and for bad
+//! input the same error code and message (HTTP and the tool: the same whole error object).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn tavo(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tavo"))
+        .args(args)
+        .env("TAVO_DATA_DIR", data)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run tavo")
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `tavo tool call NAME ARGS --yes`, the envelope it prints.
+fn tool(data: &Path, name: &str, args: &Value) -> Value {
+    let out = tavo(data, &["tool", "call", name, &args.to_string(), "--yes"]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{name}: stdout is not JSON ({e}): {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn show(data: &Path, kind: &str, id: &str) -> Value {
+    let text = ok(tavo(data, &["show", kind, id, "--json"]));
+    serde_json::from_str(&text).expect("show prints JSON")
+}
+
+/// The stored messages of a chat, without ids and times.
+fn messages(data: &Path, chat: i64) -> Vec<Value> {
+    let store = tavo_store::Store::open(data).expect("open");
+    store
+        .messages_all(tavo_model::ChatId(chat))
+        .expect("messages")
+        .into_iter()
+        .map(|m| {
+            let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+            if let Value::Object(o) = &mut v {
+                o.shift_remove("id");
+                o.shift_remove("sendDate");
+            }
+            v
+        })
+        .collect()
+}
+
+/// Drops what legitimately differs between two libraries: times.
+fn strip(mut v: Value) -> Value {
+    if let Value::Object(o) = &mut v {
+        for k in ["creationDate", "modificationDate"] {
+            o.shift_remove(k);
+        }
+    }
+    v
+}
+
+/// A card with its own lorebook and regex script, and a second lorebook: the same ids in
+/// every library (character 1, lorebooks 1 and 2, regex group 1).
+fn setup(data: &Path) {
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "Bob", "first_mes": "Yo, {{user}}.", "alternate_greetings": ["Hey."],
+        "description": "", "personality": "", "scenario": "", "mes_example": "",
+        "character_book": {"name": "Bob's world", "entries": [{"keys": ["city"], "content": "A harbour city.", "enabled": true, "insertion_order": 0}]},
+        "extensions": {"regex_scripts": [{"scriptName": "tidy", "findRegex": "/x/g", "replaceString": "y", "placement": [2]}]}
+    }});
+    let r = tool(data, "tavo_character_import", &json!({"card": card}));
+    assert_eq!(r["result"]["characterId"], 1, "{r}");
+    let r = tool(
+        data,
+        "tavo_lorebook_create",
+        &json!({"lorebook": {"name": "Extra"}}),
+    );
+    assert_eq!(r["result"]["id"], 2, "{r}");
+}
+
+/// A `tavo serve` over a library, on a thread of its own; stops when dropped.
+struct Http {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Http {
+    fn start(data: &Path) -> Self {
+        let data = data.to_path_buf();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let store = tavo_store::Store::open(&data).expect("store");
+                let config = tavo_server::ServeConfig::local(&data);
+                let server = tavo_server::Server::bind(config, store)
+                    .await
+                    .expect("bind");
+                addr_tx.send(server.local_addr().expect("addr")).ok();
+                let signal = async {
+                    let _ = stopped.await;
+                };
+                let _ = server.run(signal).await;
+            });
+        });
+        let addr = addr_rx.recv().expect("the server started");
+        Http {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// `POST path` with a JSON body: the status and the JSON answer.
+    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let body = body.to_string();
+        let mut s = TcpStream::connect(self.addr).expect("connect");
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nx-tavo-request: 1\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .expect("send");
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).expect("read");
+        let text = String::from_utf8_lossy(&raw);
+        let (head, body) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .expect("status");
+        (status, serde_json::from_str(body).expect("a JSON body"))
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The error a CLI command printed: `error: <code>: <message>` on stderr, exit 1.
+fn cli_error(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).trim().to_owned()
+}
+
+#[test]
+fn chat_create_is_the_same_at_every_door() {
+    let (cli, http, model) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    for d in [&cli, &http, &model] {
+        setup(d.path());
+    }
+    // The same chat: Bob, the second lorebook named explicitly, a name.
+    assert_eq!(
+        ok(tavo(
+            cli.path(),
+            &[
+                "chat",
+                "create",
+                "--character",
+                "1",
+                "--lorebook",
+                "2",
+                "--name",
+                "Trip"
+            ]
+        ))
+        .trim(),
+        "1"
+    );
+    let server = Http::start(http.path());
+    let (status, created) = server.post(
+        "/api/library/chat",
+        &json!({"characters": [1], "lorebooks": [2], "name": "Trip"}),
+    );
+    assert_eq!(
+        (status, created["id"].clone()),
+        (201, json!(1)),
+        "{created}"
+    );
+    let r = tool(
+        model.path(),
+        "tavo_chat_create",
+        &json!({"chat": {"characters": [1], "lorebooks": [2], "name": "Trip"}}),
+    );
+    assert_eq!(r["result"]["id"], 1, "{r}");
+
+    let chats: Vec<Value> = [&cli, &http, &model]
+        .iter()
+        .map(|d| strip(show(d.path(), "chat", "1")))
+        .collect();
+    assert_eq!(chats[0], chats[1], "CLI and HTTP store the same chat");
+    assert_eq!(chats[0], chats[2], "CLI and the tool store the same chat");
+    // The card's own lorebook first, then the one named; its regex group; the greeting.
+    let ids = |list: &Value| -> Vec<i64> {
+        list.as_array()
+            .map(|a| a.iter().filter_map(|v| v["id"].as_i64()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(ids(&chats[0]["lorebooks"]), [1, 2]);
+    assert_eq!(ids(&chats[0]["regexes"]), [1]);
+    let cli_messages = messages(cli.path(), 1);
+    assert_eq!(cli_messages.len(), 1);
+    assert_eq!(cli_messages[0]["swipes"], json!(["Yo, User.", "Hey."]));
+    assert_eq!(cli_messages, messages(http.path(), 1));
+    assert_eq!(cli_messages, messages(model.path(), 1));
+
+    // Bad input: the same refusal everywhere, and nothing stored.
+    for (flags, body) in [
+        (
+            vec!["--character", "1", "--lorebook", "7"],
+            json!({"characters": [1], "lorebooks": [7]}),
+        ),
+        (
+            vec!["--character", "1", "--character", "99"],
+            json!({"characters": [1, 99]}),
+        ),
+        (
+            vec!["--lorebook", "2"],
+            json!({"characters": [], "lorebooks": [2]}),
+        ),
+        (
+            vec!["--character", "1", "--preset", "4"],
+            json!({"characters": [1], "preset": 4}),
+        ),
+    ] {
+        let mut args = vec!["chat", "create"];
+        args.extend(flags.iter().copied());
+        let said = cli_error(&tavo(cli.path(), &args));
+        let (status, answer) = server.post("/api/library/chat", &body);
+        let envelope = tool(model.path(), "tavo_chat_create", &json!({"chat": body}));
+        assert_eq!(envelope["ok"], false, "{envelope}");
+        assert_eq!(
+            answer["error"], envelope["error"],
+            "HTTP and the tool: {body}"
+        );
+        let e = &envelope["error"];
+        let code = e["code"].as_str().unwrap_or_default();
+        assert_eq!(
+            said,
+            format!(
+                "error: {code}: {}",
+                e["message"].as_str().unwrap_or_default()
+            ),
+            "the CLI: {body}"
+        );
+        assert_eq!(
+            status,
+            if code == "invalid_arguments" {
+                400
+            } else {
+                404
+            }
+        );
+        assert!(e["details"]["path"].is_string(), "{e}");
+    }
+    for d in [&cli, &model] {
+        let list = ok(tavo(d.path(), &["list", "chats", "--json"]));
+        let list: Value = serde_json::from_str(&list).expect("json");
+        assert_eq!(
+            list.as_array().map(Vec::len),
+            Some(1),
+            "nothing stored: {list}"
+        );
+    }
+}
+
+#[test]
+fn character_and_persona_writes_are_the_same_at_every_door() {
+    let (cli, http) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let server = Http::start(http.path());
+    // A character with CCv3 names: over HTTP and through the tool (the CLI's door to it).
+    let zed = json!({"name": "Zed", "first_mes": "Yo", "alternate_greetings": ["Hey"], "creator_notes": "n"});
+    let (status, created) = server.post("/api/library/character", &zed);
+    assert_eq!(status, 201, "{created}");
+    let r = tool(
+        cli.path(),
+        "tavo_character_create",
+        &json!({"character": zed}),
+    );
+    assert_eq!(r["result"]["id"], 1, "{r}");
+    let a = strip(show(http.path(), "character", "1"));
+    let b = strip(show(cli.path(), "character", "1"));
+    assert_eq!(a, b);
+    assert_eq!(a["firstMes"], "Yo");
+    assert_eq!(a["creatorNotes"], "n");
+    assert!(
+        a.get("first_mes").is_none() && a.get("creator_notes").is_none(),
+        "{a}"
+    );
+    assert!(a["avatar"].is_null(), "avatar is always present: {a}");
+
+    for bad in [
+        json!({"name": "OnlyName"}),
+        json!({"name": "Z", "firstMes": "a", "first_mes": "b"}),
+        json!({"name": "  ", "firstMes": "a"}),
+    ] {
+        let (status, answer) = server.post("/api/library/character", &bad);
+        assert_eq!(status, 400, "{answer}");
+        let envelope = tool(
+            cli.path(),
+            "tavo_character_create",
+            &json!({"character": bad}),
+        );
+        assert_eq!(answer["error"], envelope["error"], "{bad}");
+    }
+
+    // A persona through `tavo persona create`, HTTP and the tool.
+    let model = tempfile::tempdir().expect("dir");
+    assert_eq!(
+        ok(tavo(
+            cli.path(),
+            &[
+                "persona",
+                "create",
+                "--name",
+                "Ann",
+                "--description",
+                "A detective."
+            ]
+        ))
+        .trim(),
+        "1"
+    );
+    let p = json!({"name": "Ann", "description": "A detective."});
+    let (status, _) = server.post("/api/library/persona", &p);
+    assert_eq!(status, 201);
+    let r = tool(model.path(), "tavo_persona_create", &json!({"persona": p}));
+    assert_eq!(r["result"]["id"], 1, "{r}");
+    let stored: Vec<Value> = [&cli, &http, &model]
+        .iter()
+        .map(|d| strip(show(d.path(), "persona", "1")))
+        .collect();
+    assert_eq!(stored[0], stored[1]);
+    assert_eq!(stored[0], stored[2]);
+    // No description: the same refusal.
+    let said = cli_error(&tavo(
+        cli.path(),
+        &["persona", "create", "--name", "Bo", "--description", ""],
+    ));
+    let (_, answer) = server.post(
+        "/api/library/persona",
+        &json!({"name": "Bo", "description": ""}),
+    );
+    let envelope = tool(
+        model.path(),
+        "tavo_persona_create",
+        &json!({"persona": {"name": "Bo", "description": ""}}),
+    );
+    assert_eq!(answer["error"], envelope["error"]);
+    assert_eq!(
+        said,
+        format!(
+            "error: {}: {}",
+            envelope["error"]["code"].as_str().unwrap_or_default(),
+            envelope["error"]["message"].as_str().unwrap_or_default()
+        )
+    );
+    // `tavo persona update` changes only what it is given.
+    ok(tavo(
+        cli.path(),
+        &["persona", "update", "1", "--description", "Retired."],
+    ));
+    let p = show(cli.path(), "persona", "1");
+    assert_eq!(
+        (p["name"].clone(), p["description"].clone()),
+        (json!("Ann"), json!("Retired."))
+    );
+}
+
+#[test]
+fn chat_clone_and_update_from_the_cli() {
+    let dir = tempfile::tempdir().expect("dir");
+    setup(dir.path());
+    ok(tavo(
+        dir.path(),
+        &["chat", "create", "--character", "1", "--name", "Trip"],
+    ));
+    assert_eq!(ok(tavo(dir.path(), &["chat", "clone", "1"])).trim(), "2");
+    let copy = show(dir.path(), "chat", "2");
+    assert_eq!(copy["name"], "Trip (copy)");
+    assert_eq!(messages(dir.path(), 2), messages(dir.path(), 1));
+    let said = cli_error(&tavo(dir.path(), &["chat", "clone", "9"]));
+    assert!(said.starts_with("error: resource_not_found: "), "{said}");
+    // Unbind the card's own lorebook, keep its regex group.
+    ok(tavo(dir.path(), &["chat", "update", "1", "--no-lorebooks"]));
+    let chat = show(dir.path(), "chat", "1");
+    assert_eq!(chat["lorebooks"], json!([]));
+    assert_eq!(chat["regexes"][0]["id"], 1);
+    // Deleting the character removes it from both chats.
+    ok(tavo(dir.path(), &["delete", "character", "1"]));
+    for id in ["1", "2"] {
+        assert_eq!(show(dir.path(), "chat", id)["characters"], json!([]));
+    }
+}
