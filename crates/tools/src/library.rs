@@ -134,7 +134,9 @@ pub fn import_file(
 }
 
 /// The model's door: the argument `field` holds the file's JSON (a card, a SillyTavern preset,
-/// world info, regex scripts) of `kind`. Same rows, ids and warnings as [`import_file`]; an
+/// world info, regex scripts) of `kind`. Same rows, ids and warnings as [`import_file`] (a
+/// nameless preset, lorebook or regex group is named `Preset`, `Lorebook`, `Regex`, where a
+/// file would give its file name); an
 /// error's `details.path` is the argument path (`card.data.character_book.entries[0].keys`),
 /// with `expected` (the problem) and `actualType`, as every invalid argument reports it.
 pub fn import_value(
@@ -144,7 +146,10 @@ pub fn import_value(
     kind: AssetKind,
 ) -> Result<ImportedFile, ToolError> {
     let bytes = serde_json::to_vec(value).map_err(|_| ToolError::internal("importing"))?;
-    import_file(store, &bytes, &format!("{field}.json"), Some(kind)).map_err(|e| match e {
+    // The file name gives a nameless preset, lorebook or regex group its name: with no file,
+    // the seed's defaults ("preset.name … 缺省为 'Preset'", "regex.name … 缺省为 'Regex'").
+    let file_name = format!("{}.json", default_name(kind));
+    import_file(store, &bytes, &file_name, Some(kind)).map_err(|e| match e {
         ImportError::Unreadable(e) => {
             let path = if e.path.is_empty() {
                 field.to_owned()
@@ -163,6 +168,18 @@ pub fn import_value(
         }
         other => other.into_tool_error(),
     })
+}
+
+/// The name a nameless asset imported through [`import_value`] gets.
+fn default_name(kind: AssetKind) -> &'static str {
+    match kind {
+        AssetKind::Character => "Character",
+        AssetKind::Persona => "Persona",
+        AssetKind::Preset => "Preset",
+        AssetKind::Lorebook => "Lorebook",
+        AssetKind::Regex => "Regex",
+        AssetKind::Chat => "Chat",
+    }
 }
 
 /// Stores one value read by `tavo_formats::import_bytes` (each kind in one transaction) and
