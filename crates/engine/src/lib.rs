@@ -14,21 +14,21 @@
 //! - [`limits`], [`settings`]: the adjustable limits and the settings catalogue.
 //! - [`prompt`]: the base prompt as canonical messages, the tool-use hint.
 
-pub mod control;
-pub mod engine;
-pub mod error;
-pub mod event;
-pub mod hub;
-pub mod interaction;
-pub mod limits;
+mod control;
+mod engine;
+mod error;
+mod event;
+mod hub;
+mod interaction;
+mod limits;
 mod offload;
-pub mod persist;
+mod persist;
 pub mod prompt;
 pub mod settings;
 pub mod status;
-pub mod summary;
+mod summary;
 mod task;
-pub mod toolcall;
+mod toolcall;
 
 pub use control::{Cancelled, Control};
 pub use engine::{Engine, ReplyHandle, ReplyRequest, START_HOLD, STARTING_CONCURRENCY};

@@ -17,18 +17,18 @@
 //! - [`static_app`]: the browser app (`web/`, embedded at build time) at `/`.
 //! - [`Server`]: binding, serving, graceful shutdown.
 
-pub mod config;
-pub mod error;
-pub mod hub;
-pub mod library;
-pub mod memory;
-pub mod replies;
-pub mod routes;
-pub mod security;
-pub mod sse;
-pub mod state;
-pub mod static_app;
-pub mod upload;
+mod config;
+mod error;
+mod hub;
+mod library;
+mod memory;
+mod replies;
+mod routes;
+mod security;
+mod sse;
+mod state;
+mod static_app;
+mod upload;
 
 use std::future::Future;
 use std::net::SocketAddr;
