@@ -251,7 +251,7 @@ fn store_imported(
                     "chat.card-lore",
                     format!(
                         "bound the characters' own {}, as SillyTavern applies a card's lore to its chats \
-                         (unbind with `tavo chat update`)",
+                         (unbind them like any binding: `tavo chat update ID --no-lorebooks`, `tavo_chat_update`)",
                         lore.join(", ")
                     ),
                 ));
