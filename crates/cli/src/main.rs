@@ -83,6 +83,8 @@ enum Command {
     Reply(cmd::reply::ReplyArgs),
     /// Read and change settings (tools.enabled, tools.recursionLimit, …).
     Settings(cmd::settings::SettingsArgs),
+    /// Read or clear the audit log of tool calls (`list`, `clear`).
+    Audit(cmd::audit::AuditArgs),
     /// Serve the HTTP API (loopback by default; a token is required for any other address).
     Serve(cmd::serve::ServeArgs),
     // Subcommands are added here, one variant per command group, each implemented in
@@ -131,5 +133,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
+        Command::Audit(args) => cmd::audit::run(args, &ctx),
     }
 }

@@ -13,6 +13,7 @@
 //! - [`error`]: the error codes and the envelope. [`budget`]: 64 KiB / 256 KiB budgets.
 //! - [`exposure`]: which tools a request carries; [`ExposedSet`] per reply; the tool-use hint.
 //! - [`approval`]: allow / ask / deny per tool, remembered per chat.
+//! - [`audit`]: reading and clearing the audit log, for every door.
 //! - [`ask`]: `tavo_ask_user` questions and answers. [`discovery`]: the two search tools.
 //! - [`extension`]: the seam for page-registered and MCP tools.
 //! - [`messages`]: writing messages (append, edit, hide, delete) with the chat's regex rules.
@@ -23,6 +24,7 @@
 //! - [`ops`]: the built-in operations, one module per namespace.
 
 pub mod approval;
+pub mod audit;
 pub mod ask;
 pub mod assets;
 pub mod budget;

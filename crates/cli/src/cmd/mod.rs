@@ -1,5 +1,6 @@
 //! One module per command group. Each exposes a clap `Args`/`Subcommand` type and a `run`
 //! function that takes the parsed arguments and the [`crate::context::Context`].
+pub mod audit;
 pub mod chat;
 pub mod chat_tui;
 pub mod connection;

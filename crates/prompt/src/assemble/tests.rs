@@ -477,6 +477,22 @@ fn side_effects_only_from_used_text_and_diagnostics_located() {
 }
 
 #[test]
+fn unknown_macros_are_listed_in_the_explain_diagnostics() {
+    let mut f = Fixture::new();
+    f.preset.entries[0].content = Some("Reply as {{charr}}.".into());
+    let out = f.build(&options());
+    let d = out
+        .explain
+        .diagnostics
+        .iter()
+        .find(|d| d.text.as_deref() == Some("{{charr}}"))
+        .unwrap_or_else(|| panic!("{:?}", out.explain.diagnostics));
+    assert_eq!(d.location, "preset.entries[main].content");
+    assert!(d.message.contains("unknown macro"), "{}", d.message);
+    assert!(texts(&out)[0].contains("{{charr}}"));
+}
+
+#[test]
 fn converters_apply_last() {
     let f = Fixture::new();
     let mut o = options();

@@ -242,7 +242,8 @@ impl Evaluator<'_, '_> {
         }
         let nlen = name_len(body);
         if nlen == 0 {
-            return self.unknown(inner, offset);
+            // `{{ }}`, `{{"a": 1}}`: not a macro name, so not worth a diagnostic.
+            return self.unknown(inner, offset, None);
         }
         let mut name = body[..nlen].to_ascii_lowercase();
         let mut rest = &body[nlen..];
@@ -279,10 +280,10 @@ impl Evaluator<'_, '_> {
                 ),
             };
         } else {
-            return self.unknown(inner, offset);
+            return self.unknown(inner, offset, Some(&body[..nlen]));
         };
         let Some(arity) = arity(&name) else {
-            return self.unknown(inner, offset);
+            return self.unknown(inner, offset, Some(&body[..nlen]));
         };
         if raw_args.len() < arity.0 || raw_args.len() > arity.1 {
             let expected = if arity.0 == arity.1 {
@@ -319,8 +320,20 @@ impl Evaluator<'_, '_> {
         }
     }
 
-    fn unknown(&mut self, inner: &str, offset: usize) -> String {
-        // Unknown macros stay verbatim, with the macros nested inside them resolved.
+    /// Unknown macros stay verbatim, with the macros nested inside them resolved. A name
+    /// that no macro has is reported (`--explain` lists it): a typo such as `{{usr}}` would
+    /// otherwise reach the model silently.
+    fn unknown(&mut self, inner: &str, offset: usize, name: Option<&str>) -> String {
+        // `{{match}}` is the regex replacement's whole match, expanded there.
+        if let Some(name) = name.filter(|n| !n.eq_ignore_ascii_case("match")) {
+            self.diagnostics.push(MacroDiagnostic {
+                offset,
+                text: format!("{{{{{inner}}}}}"),
+                message: format!(
+                    "unknown macro {{{{{name}}}}}: it was left as written (check the name; arguments follow '::')"
+                ),
+            });
+        }
         self.depth += 1;
         let inner = self.expand(inner, offset + 2);
         self.depth -= 1;

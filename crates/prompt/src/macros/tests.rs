@@ -232,6 +232,21 @@ fn wrong_arguments_are_left_as_written_and_reported() {
 }
 
 #[test]
+fn unknown_macro_names_are_reported_and_left_as_written() {
+    let out =
+        MacroState::new(Variables::default(), 1).render("Hi {{usr}}, {{ }} {{match}}", &ctx());
+    assert_eq!(out.text, "Hi {{usr}}, {{ }} {{match}}");
+    assert_eq!(out.diagnostics.len(), 1, "{:?}", out.diagnostics);
+    assert_eq!(out.diagnostics[0].offset, 3);
+    assert_eq!(out.diagnostics[0].text, "{{usr}}");
+    assert!(out.diagnostics[0].message.contains("unknown macro {{usr}}"));
+    // Nested known macros still resolve inside an unknown one, which alone is reported.
+    let out = MacroState::new(Variables::default(), 1).render("{{nope::{{user}}}}", &ctx());
+    assert_eq!(out.text, "{{nope::Alex}}");
+    assert_eq!(out.diagnostics.len(), 1);
+}
+
+#[test]
 fn incvar_on_text_is_reported() {
     let mut state = MacroState::new(Variables::default(), 1);
     let out = state.render_used("{{setvar::t::abc}}{{incvar::t}}", &ctx());

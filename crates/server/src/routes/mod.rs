@@ -3,6 +3,7 @@
 
 pub mod app_support;
 pub mod assets;
+pub mod audit;
 pub mod connections;
 pub mod events;
 pub mod health;
@@ -68,6 +69,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(app_support::list_settings))
         .routes(routes!(app_support::set_setting))
         .routes(routes!(app_support::test_connection))
+        .routes(routes!(audit::list, audit::clear))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
