@@ -9,7 +9,9 @@ import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthori
  * @typedef {{id: number, name: string, revision: number, avatar?: string, createdAt: string, updatedAt: string}} Summary
  * @typedef {{callId: string, tool: string, status: string, label?: string, errorCode?: string, truncated?: boolean}} ToolCard
  * @typedef {{id: number, floor: number, role: string, content: string, reasoning?: string, hidden: boolean,
- *   name?: string, characterId?: number, swipes?: string[], swipeId?: number, toolCalls?: ToolCard[], sendDate?: string}} Message
+ *   name?: string, characterId?: number, swipes?: string[], swipeId?: number, toolCalls?: ToolCard[], sendDate?: string,
+ *   display?: {content: string, reasoning?: string}}} Message
+ *   `display` is the copy shown (macros expanded, the chat's display regex rules applied by the server).
  * @typedef {{id: number, name: string, revision: number, characters: {id: number, name: string}[],
  *   persona?: {id: number, name: string} | null}} Chat
  * @typedef {{pendingId: number, interaction: 'confirmation'|'question', tool: string, callId: string,
@@ -222,7 +224,12 @@ export const chatView = {
   error: signal(/** @type {string|null} */ (null)),
   /** The composer's text (impersonate fills it). */
   draft: signal(''),
+  /** Display regex rules bound to the chat: when 0 a streamed reply is shown as it arrives. */
+  displayRules: signal(0),
 };
+
+/** The page of messages as shown: every message carries its `display` copy. @param {number} id @param {string} [query] */
+const viewPage = (id, query = '') => get(`/api/chats/${id}/view?limit=${PAGE}${query}`);
 
 /** @param {number} id */
 export async function openChat(id) {
@@ -236,13 +243,14 @@ export async function openChat(id) {
     currentReply.value = replies.get(id) || null;
   });
   try {
-    const [chat, page] = await Promise.all([get(`/api/library/chat/${id}`), get(`/api/chats/${id}/messages?limit=${PAGE}`)]);
+    const [chat, page] = await Promise.all([get(`/api/library/chat/${id}`), viewPage(id)]);
     if (chatView.id.value !== id) return;
     batch(() => {
       chatView.chat.value = chat;
       chatView.messages.value = page.messages;
       chatView.total.value = page.total;
       chatView.hasMore.value = page.hasMore;
+      chatView.displayRules.value = page.displayRules || 0;
     });
     resumeReply(id);
   } catch (e) {
@@ -262,13 +270,14 @@ export function setDraft(text) {
 export async function refreshTail() {
   const id = chatView.id.value;
   if (id == null) return;
-  const page = await get(`/api/chats/${id}/messages?limit=${PAGE}`);
+  const page = await viewPage(id);
   if (chatView.id.value !== id) return;
   const first = page.messages.length ? page.messages[0].floor : page.total;
   const keep = chatView.messages.value.filter((m) => m.floor < first);
   batch(() => {
     chatView.messages.value = [...keep, ...page.messages];
     chatView.total.value = page.total;
+    chatView.displayRules.value = page.displayRules || 0;
     if (!keep.length) chatView.hasMore.value = page.hasMore;
   });
 }
@@ -281,7 +290,7 @@ export async function loadOlder() {
   const before = msgs.length ? msgs[0].floor : chatView.total.value;
   chatView.loadingOlder.value = true;
   try {
-    const page = await get(`/api/chats/${id}/messages?limit=${PAGE * 2}&before=${before}`);
+    const page = await get(`/api/chats/${id}/view?limit=${PAGE * 2}&before=${before}`);
     if (chatView.id.value !== id) return;
     batch(() => {
       chatView.messages.value = [...page.messages, ...chatView.messages.value];
@@ -304,7 +313,24 @@ export async function editMessage(m, change) {
     { chat: id },
   );
   await refreshTail();
-  replaceLoaded(m.id, { content: change.content ?? m.content, hidden: change.hidden ?? m.hidden });
+  const content = change.content ?? m.content;
+  const loaded = chatView.messages.value.find((x) => x.id === m.id);
+  // Outside the re-read tail: ask for the new text's display copy.
+  if (loaded && loaded.content !== content) replaceLoaded(m.id, { content, hidden: change.hidden ?? m.hidden, display: await displayOf({ ...m, content }) });
+  else if (loaded) replaceLoaded(m.id, { hidden: change.hidden ?? m.hidden });
+}
+
+/**
+ * The display copy of a text as one of the open chat's messages (macros, display regex rules).
+ * @param {{role: string, content: string, reasoning?: string, characterId?: number, id?: number}} m
+ * @returns {Promise<{content: string, reasoning?: string}>}
+ */
+export async function displayOf(m) {
+  const id = chatView.id.value;
+  if (id == null) return { content: m.content, reasoning: m.reasoning };
+  return post(`/api/chats/${id}/display`, {
+    role: m.role, content: m.content, reasoning: m.reasoning ?? null, characterId: m.characterId ?? null, messageId: m.id ?? null,
+  });
 }
 
 /** @param {number} messageId @param {Partial<Message>} fields */
@@ -326,7 +352,7 @@ export async function chooseSwipe(m, index) {
   const id = chatView.id.value;
   if (id == null) return;
   const updated = await put(`/api/chats/${id}/messages/${m.id}/swipe`, { index });
-  replaceLoaded(m.id, updated);
+  replaceLoaded(m.id, { ...updated, display: await displayOf(updated) });
 }
 
 /** @param {string} name */
@@ -336,6 +362,36 @@ export async function renameChat(name) {
   const full = await get(`/api/library/chat/${chat.id}`);
   const written = await put(`/api/library/chat/${chat.id}`, { ...full, name });
   chatView.chat.value = { ...full, name, revision: written.revision };
+}
+
+/**
+ * Changes the open chat's bindings or members with `tavo_chat_update` (only the fields named;
+ * every id is checked by the server in one transaction), then re-reads the chat and the newest
+ * page: display copies depend on the persona, the members and the regex groups.
+ * @param {Record<string, any>} change
+ */
+export async function updateChat(change) {
+  const id = chatView.id.value;
+  if (id == null) return;
+  await op('tavo_chat_update', { chat: change }, { chat: id });
+  const [chat, page] = await Promise.all([get(`/api/library/chat/${id}`), viewPage(id)]);
+  if (chatView.id.value !== id) return;
+  batch(() => {
+    chatView.chat.value = chat;
+    chatView.messages.value = page.messages;
+    chatView.total.value = page.total;
+    chatView.hasMore.value = page.hasMore;
+    chatView.displayRules.value = page.displayRules || 0;
+  });
+  libraryTick.value++;
+}
+
+/** Copies the open chat with its messages; answers the copy's id. @returns {Promise<number>} */
+export async function cloneChat() {
+  const id = chatView.id.value;
+  if (id == null) throw new Error('no chat is open');
+  const answer = await post(`/api/chats/${id}/clone`, {});
+  return answer.id;
 }
 
 // ---- replies ------------------------------------------------------------------------------
@@ -352,6 +408,7 @@ export async function renameChat(name) {
  *   status: import('@preact/signals').Signal<string>,
  *   warnings: import('@preact/signals').Signal<string[]>,
  *   error: import('@preact/signals').Signal<string|null>,
+ *   shown: import('@preact/signals').Signal<{source: string, copy: string} | null>,
  *   base: string, lastSeq: string|null, abort: AbortController | null,
  * }} ReplyState
  */
@@ -375,6 +432,7 @@ function newReply(chatId, replyId, kind, base = '') {
     status: signal('running'),
     warnings: signal([]),
     error: signal(null),
+    shown: signal(null),
     base,
     lastSeq: null,
     abort: null,
@@ -391,10 +449,34 @@ function flushDeltas() {
     for (const [r, d] of pendingDeltas) {
       if (d.text) r.text.value += d.text;
       if (d.reasoning) r.reasoning.value += d.reasoning;
+      if (d.text) queueDisplay(r);
     }
   });
   pendingDeltas.clear();
 }
+
+/**
+ * When the chat has display regex rules, the streamed text is shown through them: the server
+ * renders the text so far at most every 250 ms (one request in flight); the page shows that
+ * copy followed by the raw text that arrived since.
+ * @param {ReplyState} r
+ */
+function queueDisplay(r) {
+  if (chatView.id.value !== r.chatId || !chatView.displayRules.value || displayBusy.has(r)) return;
+  displayBusy.add(r);
+  const source = (r.kind === 'continue' ? r.base : '') + r.text.value;
+  displayOf({ role: 'assistant', content: source })
+    .then((copy) => {
+      if (r.shown.value === null || source.length >= r.shown.value.source.length) r.shown.value = { source, copy: copy.content };
+    })
+    .catch(() => {})
+    .finally(() => setTimeout(() => {
+      displayBusy.delete(r);
+      if (((r.kind === 'continue' ? r.base : '') + r.text.value) !== source) queueDisplay(r);
+    }, 250));
+}
+/** @type {Set<ReplyState>} */
+const displayBusy = new Set();
 /** @param {ReplyState} r @param {'text'|'reasoning'} field @param {string} s */
 function queueDelta(r, field, s) {
   let d = pendingDeltas.get(r);

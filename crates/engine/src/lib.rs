@@ -13,8 +13,10 @@
 //! - [`summary`]: compact cards kept in messages, full records sent to the audit log.
 //! - [`limits`], [`settings`]: the adjustable limits and the settings catalogue.
 //! - [`prompt`]: the base prompt as canonical messages, the tool-use hint.
+//! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
 
 mod control;
+pub mod display;
 mod engine;
 mod error;
 mod event;

@@ -143,11 +143,6 @@ const DEBTS: &[(&str, &str, &str)] = &[
         "AppState holds the Store for the asset, media and message routes",
     ),
     (
-        "tavo-server",
-        "tavo-prompt",
-        "POST /api/chats renders greetings itself until it calls tools::chats",
-    ),
-    (
         "tavo",
         "tavo-prompt",
         "`tavo prompt` builds with the prompt crate until the engine's builder serves it",

@@ -8,6 +8,7 @@ import { createChat, deleteAsset, toast, errorText, libraryTick } from '../store
 import { render } from '../markdown.js';
 import { Avatar } from './Avatar.js';
 import { ChatRows } from './ChatList.js';
+import { AssetEditor, CHARACTER_FIELDS } from './AssetEditor.js';
 
 const FORMATS = [
   ['png', 'PNG card'],
@@ -23,9 +24,13 @@ export function CharacterPage({ id }) {
   const [chats, setChats] = useState(/** @type {any[] | null} */ (null));
   const [error, setError] = useState(/** @type {string|null} */ (null));
   const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState(false);
+  // The card as stored (for editing) and as shown (macros expanded by the server).
+  const [shown, setShown] = useState(/** @type {any} */ (null));
   useEffect(() => {
     get(`/api/library/character/${id}`).then(setCard, (e) => setError(errorText(e)));
-  }, [id]);
+    get(`/api/characters/${id}/display`).then(setShown, () => setShown(null));
+  }, [id, libraryTick.value]);
   useEffect(() => {
     get(`/api/chats?character=${id}`).then(setChats, () => setChats([]));
   }, [id, libraryTick.value]);
@@ -51,7 +56,8 @@ export function CharacterPage({ id }) {
       toast(errorText(e), 'error');
     }
   };
-  const greetings = [card.firstMes, ...(card.alternateGreetings || [])].filter((g) => g && g.trim());
+  const view = shown || card;
+  const greetings = [view.firstMes, ...(view.alternateGreetings || [])].filter((g) => g && g.trim());
   return html`<section class="screen character">
     <div class="character-head">
       <${Avatar} src=${`/api/characters/${id}/avatar`} name=${card.name} size="large" />
@@ -65,13 +71,24 @@ export function CharacterPage({ id }) {
             <summary class="button">Export</summary>
             <ul>${FORMATS.map(([f, label]) => html`<li key=${f}><a href=${`/api/export/character/${id}?format=${f}`} download>${label}</a></li>`)}</ul>
           </details>
+          <button type="button" onClick=${() => setEditing(true)} disabled=${editing}>Edit</button>
           <button type="button" class="danger" onClick=${remove}>Delete</button>
         </div>
       </div>
     </div>
+    ${editing
+      ? html`<${AssetEditor} kind="character" asset=${card} fields=${CHARACTER_FIELDS} title=${'Edit ' + card.name}
+          onCancel=${() => setEditing(false)}
+          onSaved=${(/** @type {any} */ saved) => {
+            setEditing(false);
+            setCard(saved);
+            toast('Saved', 'ok');
+            get(`/api/characters/${id}/display`).then(setShown, () => setShown(null));
+          }} />`
+      : null}
     <h2>Chats</h2>
     ${chats === null ? html`<p class="muted">Loading…</p>` : chats.length ? html`<${ChatRows} rows=${chats} />` : html`<p class="muted">No chats with ${card.name} yet.</p>`}
-    ${card.description ? html`<h2>Description</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(card.description) }}></div>` : null}
+    ${view.description ? html`<h2>Description</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(view.description) }}></div>` : null}
     ${greetings.length
       ? html`<h2>Greetings</h2>
         <ol class="greetings">${greetings.map(
@@ -79,7 +96,7 @@ export function CharacterPage({ id }) {
             <div class="prose" dangerouslySetInnerHTML=${{ __html: render(g) }}></div></details></li>`,
         )}</ol>`
       : null}
-    ${card.scenario ? html`<h2>Scenario</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(card.scenario) }}></div>` : null}
-    ${card.creatorNotes ? html`<h2>Creator's notes</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(card.creatorNotes) }}></div>` : null}
+    ${view.scenario ? html`<h2>Scenario</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(view.scenario) }}></div>` : null}
+    ${view.creatorNotes ? html`<h2>Creator's notes</h2><div class="prose" dangerouslySetInnerHTML=${{ __html: render(view.creatorNotes) }}></div>` : null}
   </section>`;
 }

@@ -9,9 +9,11 @@ import { MessageList } from './MessageList.js';
 import { Composer } from './Composer.js';
 import { ConfirmDialog } from './ConfirmDialog.js';
 import { AskUserForm } from './AskUserForm.js';
+import { ChatPanel } from './ChatPanel.js';
 
 /** @param {{id: number}} props */
 export function ChatView({ id }) {
+  const [panel, setPanel] = useState(false);
   useEffect(() => {
     openChat(id);
     return () => leaveChat();
@@ -24,7 +26,8 @@ export function ChatView({ id }) {
     return html`<section class="screen"><p class="error" role="alert">${error}</p>
       <p><a href="/chats" onClick=${link}>All chats</a></p></section>`;
   return html`<section class="chat" aria-label="Chat">
-    <${ChatHeader} />
+    <${ChatHeader} panel=${panel} togglePanel=${() => setPanel(!panel)} />
+    ${panel ? html`<${ChatPanel} onClose=${() => setPanel(false)} />` : null}
     <${MessageList} />
     ${reply && reply.error.value ? html`<p class="reply-error error" role="alert">${reply.error.value}</p>` : null}
     ${reply && reply.warnings.value.length ? html`<p class="reply-warning muted" role="status">${reply.warnings.value.join(' · ')}</p>` : null}
@@ -34,7 +37,8 @@ export function ChatView({ id }) {
   </section>`;
 }
 
-function ChatHeader() {
+/** @param {{panel: boolean, togglePanel: () => void}} props */
+function ChatHeader({ panel, togglePanel }) {
   const chat = chatView.chat.value;
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState('');
@@ -56,6 +60,7 @@ function ChatHeader() {
           <button type="submit" class="small">Save</button><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button></form>`
       : html`<h1 class="grow">${chat.name || 'Chat ' + chat.id}</h1>
           <button type="button" class="small" onClick=${() => { setName(chat.name); setEditing(true); }}>Rename</button>`}
+    <button type="button" class="small" aria-expanded=${panel} onClick=${togglePanel}>Chat settings</button>
     <details class="menu">
       <summary class="button small">Chat</summary>
       <ul>

@@ -37,13 +37,13 @@ export function MessageItem({ message: m, isLast }) {
       <header class="message-head"><span class="speaker">${who.name}</span>
         ${m.hidden ? html`<span class="pill" title="Left out of the prompt">hidden</span>` : null}
         <span class="floor muted">#${m.floor}</span></header>
-      ${m.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.reasoning) }}></div></details>` : null}
+      ${m.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.display?.reasoning ?? m.reasoning) }}></div></details>` : null}
       ${editing
         ? html`<div class="edit"><textarea aria-label="Edit message" rows="5" value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)}
               onKeyDown=${(/** @type {KeyboardEvent} */ e) => { if (e.key === 'Escape') setEditing(false); if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) save(); }}></textarea>
             <div class="row end"><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button>
             <button type="button" class="small primary" onClick=${save}>Save</button></div></div>`
-        : html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(m.content) }}></div>`}
+        : html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(m.display?.content ?? m.content) }}></div>`}
       ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
       <footer class="message-actions">
         ${swipes || (isLast && m.role === 'assistant')
@@ -71,7 +71,10 @@ export function StreamingItem({ message: m, reply }) {
   const chat = chatView.chat.value;
   const c = chat?.characters.find((x) => x.id === m?.characterId) || chat?.characters[0];
   const name = m?.name || c?.name || 'Assistant';
-  const text = (reply.kind === 'continue' ? reply.base : '') + reply.text.value;
+  const raw = (reply.kind === 'continue' ? reply.base : '') + reply.text.value;
+  // The display copy of the text so far (when the chat has display rules), then what came since.
+  const shown = reply.shown.value;
+  const text = shown && raw.startsWith(shown.source) ? shown.copy + raw.slice(shown.source.length) : raw;
   const reasoning = reply.reasoning.value;
   const tools = reply.tools.value;
   const waiting = reply.status.value === 'waiting';

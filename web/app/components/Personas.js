@@ -3,11 +3,16 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get } from '../api.js';
 import { personas, loadPersonas, createPersona, setDefaultPersona, toast, errorText } from '../store.js';
+import { AssetEditor, PERSONA_FIELDS } from './AssetEditor.js';
 
 export function Personas() {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [active, setActive] = useState(/** @type {Record<number, boolean>} */ ({}));
+  /** The persona being edited, as read (with its revision). */
+  const [editing, setEditing] = useState(/** @type {any} */ (null));
+  /** @param {number} id */
+  const edit = (id) => get('/api/library/persona/' + id).then(setEditing, (err) => toast(errorText(err), 'error'));
   useEffect(() => {
     loadPersonas();
   }, []);
@@ -42,9 +47,15 @@ export function Personas() {
             ${active[p.id]
               ? html`<span class="pill">default</span>`
               : html`<button type="button" class="small" onClick=${() => setDefaultPersona(p.id).catch((err) => toast(errorText(err), 'error'))}>Make default</button>`}
+            <button type="button" class="small" aria-label=${'Edit ' + p.name} onClick=${() => edit(p.id)}>Edit</button>
           </li>`,
         )}</ul>`
       : html`<p class="muted">No personas: chats call you “User”.</p>`}
+    ${editing
+      ? html`<${AssetEditor} key=${editing.id} kind="persona" asset=${editing} fields=${PERSONA_FIELDS} title=${'Edit persona ' + editing.name}
+          onCancel=${() => setEditing(null)}
+          onSaved=${() => { setEditing(null); toast('Saved', 'ok'); loadPersonas(); }} />`
+      : null}
     <form class="row wrap" onSubmit=${submit} aria-label="New persona">
       <input placeholder="Persona name" aria-label="Persona name" value=${name} required onInput=${(/** @type {any} */ e) => setName(e.currentTarget.value)} />
       <input class="grow" placeholder="Description" aria-label="Persona description" value=${description} onInput=${(/** @type {any} */ e) => setDescription(e.currentTarget.value)} />

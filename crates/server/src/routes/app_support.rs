@@ -1,18 +1,18 @@
 //! Routes the browser app needs that the library routes do not give: chats listed with their
 //! members, a chat created with its greeting (alternate greetings as swipes, as Tavo's picker
-//! offers them), and choosing which swipe of a message is shown.
+//! offers them), choosing which swipe of a message is shown, and the display copies of
+//! messages and card text (macros expanded, the chat's `display` regex rules applied — by the
+//! engine's `display` module, so the page holds no macro or regex logic of its own).
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tavo_engine::display::{CardDisplay, DisplayContext, DisplayCopy, card_display};
 use tavo_engine::settings::{self, SettingSpec};
-use tavo_model::{
-    Character, CharacterId, CharacterSummary, Chat, ChatId, Message, MessageId, Persona, PersonaId,
-    Role, Summary,
-};
-use tavo_store::{AssetKind, StoreError};
+use tavo_model::{CharacterId, CharacterSummary, Chat, ChatId, Message, MessageId, Role};
+use tavo_store::AssetKind;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -85,126 +85,33 @@ pub async fn list_chats(
     Ok(Json(rows))
 }
 
-/// A new chat.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct NewChat {
-    /// Member character ids (at least one); the first one greets.
-    pub characters: Vec<i64>,
-    /// Persona id; the default persona when absent.
-    #[serde(default)]
-    pub persona: Option<i64>,
-    /// Name; the members' names when absent.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// Add the greeting as message 0 (default true).
-    #[serde(default)]
-    pub greeting: Option<bool>,
-}
-
-/// Creates a chat as `tavo chat create` does: the first character's greeting, macro-expanded,
-/// becomes message 0, with its alternate greetings as that message's swipes.
+/// Creates a chat as `tavo chat create` and `tavo_chat_create` do — all three call
+/// `tavo_tools::chats::create_chat`: every binding checked in one transaction, the members'
+/// own lorebooks and regex groups bound, the first character's greeting (macro-expanded) as
+/// message 0 with the other greetings as its swipes. The body is that function's `NewChat`
+/// (`characters` required; `persona`, `preset`, `lorebooks`, `regexes`, `background`,
+/// `cardBindings`, `greeting`, `name` optional). Answers `{id, revision, greeting}`.
 #[utoipa::path(post, path = "/api/chats", tag = "chats",
-    request_body = NewChat,
-    responses((status = 201, description = "`{id, revision}`", body = Object),
-              (status = 400, description = "No characters", body = ErrorBody),
-              (status = 404, description = "A member or the persona does not exist", body = ErrorBody)))]
+    request_body(content = Object, description = "`{characters, persona?, preset?, lorebooks?, regexes?, name?, background?, cardBindings?, greeting?}`"),
+    responses((status = 201, description = "`{id, revision, greeting}`", body = Object),
+              (status = 400, description = "No characters, or an invalid field (named by its path)", body = ErrorBody),
+              (status = 404, description = "A member or a bound asset does not exist", body = ErrorBody)))]
 pub async fn create_chat(
     State(state): State<AppState>,
-    Json(body): Json<NewChat>,
+    Json(body): Json<tavo_tools::chats::NewChat>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    if body.characters.is_empty() {
-        return Err(ApiError::bad_request(
-            "characters must name at least one character id",
-        ));
-    }
-    let now = tavo_prompt::local_now();
-    let id = state
-        .blocking(move |s| {
-            s.write(|tx| {
-                let mut characters = Vec::new();
-                for id in &body.characters {
-                    let c = tx.get::<Character>(CharacterId(*id))?.ok_or_else(|| {
-                        StoreError::NotFound {
-                            kind: "character",
-                            id: id.to_string(),
-                        }
-                    })?;
-                    characters.push(c);
-                }
-                let persona = match body.persona {
-                    Some(p) => Some(tx.get::<Persona>(PersonaId(p))?.ok_or_else(|| {
-                        StoreError::NotFound {
-                            kind: "persona",
-                            id: p.to_string(),
-                        }
-                    })?),
-                    None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-                };
-                let mut chat = Chat {
-                    name: body
-                        .name
-                        .clone()
-                        .filter(|n| !n.trim().is_empty())
-                        .unwrap_or_else(|| {
-                            characters
-                                .iter()
-                                .map(|c| c.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        }),
-                    ..Chat::default()
-                };
-                chat.characters = characters
-                    .iter()
-                    .map(|c| CharacterSummary {
-                        id: c.id.unwrap_or(CharacterId(0)),
-                        name: c.name.clone(),
-                        avatar: None,
-                    })
-                    .collect();
-                chat.persona = persona.as_ref().and_then(|p| {
-                    p.id.map(|id| Summary {
-                        id,
-                        name: p.name.clone(),
-                    })
-                });
-                let id = tx.chat_create(&chat)?;
-                if body.greeting.unwrap_or(true)
-                    && let Some(text) =
-                        tavo_prompt::render_greeting(&characters, persona.as_ref(), now)
-                {
-                    let mut greeting = Message::new(Role::Assistant, text.clone());
-                    let first = &characters[0];
-                    greeting.character_id = first.id;
-                    greeting.name = Some(first.name.clone());
-                    greeting.send_date = Some(now.to_rfc3339());
-                    if characters.len() == 1 {
-                        let alternates: Vec<String> = first
-                            .alternate_greetings
-                            .iter()
-                            .filter(|g| !g.trim().is_empty())
-                            .filter_map(|g| {
-                                let mut alt = vec![first.clone()];
-                                alt[0].first_mes.clone_from(g);
-                                tavo_prompt::render_greeting(&alt, persona.as_ref(), now)
-                            })
-                            .collect();
-                        if !alternates.is_empty() {
-                            greeting.swipes = std::iter::once(text).chain(alternates).collect();
-                            greeting.swipe_id = Some(0);
-                        }
-                    }
-                    tx.message_append(id, &greeting)?;
-                }
-                Ok(id)
-            })
-        })
+    let created = state
+        .blocking_api(move |s| Ok(tavo_tools::chats::create_chat(s, body)?))
         .await?;
-    state.hub.library("chat", "created", Some(id.0));
+    state.hub.library("chat", "created", Some(created.id.0));
+    let revision = created.chat.get("revision").cloned().unwrap_or(json!(1));
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "id": id.0, "revision": 1 })),
+        Json(json!({
+            "id": created.id.0,
+            "revision": revision,
+            "greeting": created.greeting.map(|m| m.0),
+        })),
     ))
 }
 
@@ -262,6 +169,195 @@ pub async fn choose_swipe(
         .await?;
     state.hub.library("message", "updated", Some(message));
     Ok(Json(updated))
+}
+
+/// Which page of a chat to show.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ViewQuery {
+    /// Messages per page (1–500, default 50).
+    pub limit: Option<u64>,
+    /// Only messages before this floor (exclusive); absent: the latest page.
+    pub before: Option<u64>,
+}
+
+/// A stored message with the copy the user sees.
+#[derive(Debug, Serialize)]
+pub struct ViewMessage {
+    /// The message as stored (edit this).
+    #[serde(flatten)]
+    pub message: Message,
+    /// What is shown: macros expanded, `display`/`sendAndDisplay` regex rules applied.
+    pub display: DisplayCopy,
+}
+
+/// A page of messages as shown, oldest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewPage {
+    /// The messages, oldest first, each with its `display` copy.
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<ViewMessage>,
+    /// Messages in the chat.
+    pub total: u64,
+    /// Whether older messages exist (request `before` = the first floor of this page).
+    pub has_more: bool,
+    /// Enabled `display`/`sendAndDisplay` rules bound to the chat: when 0, a reply still
+    /// streaming looks the same shown as stored, and needs no `POST …/display`.
+    pub display_rules: usize,
+}
+
+/// A page of a chat's messages as `GET /api/chats/{id}/messages` gives it, each message with
+/// its display copy (`display: {content, reasoning}`), read with the rules in one snapshot.
+/// Depth for `minDepth`/`maxDepth` is counted from the chat's newest message (0).
+#[utoipa::path(get, path = "/api/chats/{id}/view", tag = "chats",
+    params(("id" = i64, Path), ViewQuery),
+    responses((status = 200, description = "The page", body = ViewPage),
+              (status = 400, description = "limit out of range", body = ErrorBody),
+              (status = 404, description = "No such chat", body = ErrorBody)))]
+pub async fn view_page(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Query(q): Query<ViewQuery>,
+) -> ApiResult<Json<ViewPage>> {
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::bad_request("limit must be 1..=500"));
+    }
+    let chat = ChatId(id);
+    let (context, messages, total, start) = state
+        .blocking(move |s| {
+            s.read(|tx| {
+                let context = DisplayContext::load_in(tx, chat)?;
+                let total = tx.message_count(chat)?;
+                let end = q.before.map_or(total, |b| b.min(total));
+                let start = end.saturating_sub(limit);
+                let messages = if end == 0 {
+                    Vec::new()
+                } else {
+                    tx.messages_range(chat, start, Some(end - 1))?
+                };
+                Ok((context, messages, total, start))
+            })
+        })
+        .await?;
+    // Rules run in the JavaScript engine: off the async executor.
+    let page = state
+        .blocking(move |_| {
+            let messages = messages
+                .into_iter()
+                .enumerate()
+                .map(|(i, message)| {
+                    let floor = message.floor.unwrap_or(start + i as u64);
+                    let depth = total.saturating_sub(floor + 1) as i64;
+                    let display = context.message(&message, depth);
+                    ViewMessage { message, display }
+                })
+                .collect();
+            Ok(ViewPage {
+                messages,
+                total,
+                has_more: start > 0,
+                display_rules: context.display_rules(),
+            })
+        })
+        .await?;
+    Ok(Json(page))
+}
+
+/// A text to show as one of the chat's messages (a reply still streaming).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DisplayRequest {
+    /// `assistant` (default), `user` or `system`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub role: Option<Role>,
+    /// The text.
+    pub content: String,
+    /// The reasoning, if any.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// Who speaks (`{{char}}`); the chat's first member when absent.
+    #[serde(default)]
+    pub character_id: Option<i64>,
+    /// Depth (0 = newest, the default).
+    #[serde(default)]
+    pub depth: Option<i64>,
+    /// Seeds random macros (the message id when it has one).
+    #[serde(default)]
+    pub message_id: Option<i64>,
+}
+
+/// The display copy of a text that is not stored yet — the reply the page is streaming — as
+/// `GET /api/chats/{id}/view` would show it once stored. Writes nothing.
+#[utoipa::path(post, path = "/api/chats/{id}/display", tag = "chats",
+    params(("id" = i64, Path)),
+    request_body = DisplayRequest,
+    responses((status = 200, description = "`{content, reasoning?}`", body = Object),
+              (status = 404, description = "No such chat", body = ErrorBody)))]
+pub async fn display_text(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Json(body): Json<DisplayRequest>,
+) -> ApiResult<Json<DisplayCopy>> {
+    let copy = state
+        .blocking(move |s| {
+            let context = DisplayContext::load(s, ChatId(id))?;
+            let mut m = Message::new(body.role.unwrap_or(Role::Assistant), body.content);
+            m.reasoning = body.reasoning;
+            m.character_id = body.character_id.map(CharacterId);
+            m.id = body.message_id.map(MessageId);
+            Ok(context.message(&m, body.depth.unwrap_or(0).max(0)))
+        })
+        .await?;
+    Ok(Json(copy))
+}
+
+/// A character's card text as its page shows it: macros expanded (`{{char}}` = the
+/// character, `{{user}}` = the default persona). The card itself is unchanged.
+#[utoipa::path(get, path = "/api/characters/{id}/display", tag = "characters",
+    params(("id" = i64, Path)),
+    responses((status = 200, description = "`{description, personality, scenario, firstMes, alternateGreetings, creatorNotes}`", body = Object),
+              (status = 404, description = "No such character", body = ErrorBody)))]
+pub async fn character_display(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<CardDisplay>> {
+    let card = state
+        .blocking(move |s| card_display(s, CharacterId(id)))
+        .await?;
+    Ok(Json(card))
+}
+
+/// How to name a cloned chat.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloneChat {
+    /// The copy's name; "<name> (copy)" when absent.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Copies a chat with its messages, variables, state, memory and files, as `tavo chat clone`
+/// does (both call `tavo_tools::chats::clone_chat`). Answers the copy's `{id}`.
+#[utoipa::path(post, path = "/api/chats/{id}/clone", tag = "chats",
+    params(("id" = i64, Path)),
+    request_body = CloneChat,
+    responses((status = 201, description = "`{id}`", body = Object),
+              (status = 400, description = "A blank name", body = ErrorBody),
+              (status = 404, description = "No such chat", body = ErrorBody)))]
+pub async fn clone_chat(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Json(body): Json<CloneChat>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let copy = state
+        .blocking_api(move |s| Ok(tavo_tools::chats::clone_chat(s, ChatId(id), body.name)?))
+        .await?;
+    state.hub.library("chat", "created", Some(copy.0));
+    Ok((StatusCode::CREATED, Json(json!({ "id": copy.0 }))))
 }
 
 /// One setting of the catalogue, as the settings screen shows it.
