@@ -24,9 +24,9 @@
 //! - [`ops`]: the built-in operations, one module per namespace.
 
 pub mod approval;
-pub mod audit;
 pub mod ask;
 pub mod assets;
+pub mod audit;
 pub mod budget;
 pub mod chats;
 pub mod context;
