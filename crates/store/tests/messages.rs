@@ -5,6 +5,32 @@ use serde_json::json;
 use tavo_model::{Chat, ChatId, Message, Role};
 use tavo_store::{FileScope, MessageFilter, Store, StoreError, VarScope};
 
+/// A stored character (a message may only name a speaker that exists).
+fn character(store: &Store) -> tavo_model::CharacterId {
+    store
+        .create(&tavo_model::Character {
+            name: "Speaker".into(),
+            ..Default::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_message_naming_a_character_that_does_not_exist_is_refused() {
+    let (_dir, store, chat) = setup(1);
+    let mut m = Message::new(Role::Assistant, "ghost");
+    m.character_id = Some(99.into());
+    assert!(matches!(
+        store.message_append(chat, &m),
+        Err(StoreError::NotFound {
+            kind: "character",
+            ..
+        })
+    ));
+    assert!(store.message_insert(chat, 0, &m).is_err());
+    assert_eq!(store.message_count(chat).unwrap(), 1, "nothing was written");
+}
+
 fn setup(n: usize) -> (tempfile::TempDir, Store, ChatId) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
@@ -89,8 +115,9 @@ fn range_queries_use_the_index() {
 #[test]
 fn messages_keep_their_fields_and_ids_are_stable() {
     let (_dir, store, chat) = setup(0);
+    let speaker = character(&store);
     let mut m = Message::new(Role::Assistant, "hello");
-    m.character_id = Some(34.into());
+    m.character_id = Some(speaker);
     m.reasoning = Some("think".into());
     m.swipes = vec!["hello".into(), "hey".into()];
     m.extra.insert("gen_started".into(), json!("2024-01-01"));
@@ -98,7 +125,7 @@ fn messages_keep_their_fields_and_ids_are_stable() {
     let back = store.message_get(id).unwrap().unwrap();
     assert_eq!(back.id, Some(id));
     assert_eq!(back.floor, Some(0));
-    assert_eq!(back.character_id, Some(34.into()));
+    assert_eq!(back.character_id, Some(speaker));
     assert_eq!(back.reasoning.as_deref(), Some("think"));
     assert_eq!(back.swipes, m.swipes);
     assert_eq!(back.extra.get("gen_started"), Some(&json!("2024-01-01")));
@@ -275,8 +302,9 @@ fn cloning_copies_messages_variables_state_memory_and_files() {
 #[test]
 fn filters_select_by_role_hidden_and_speaker() {
     let (_dir, store, chat) = setup(6);
+    let speaker = character(&store);
     let mut spoken = Message::new(Role::Assistant, "by 34");
-    spoken.character_id = Some(34.into());
+    spoken.character_id = Some(speaker);
     let id = store.message_append(chat, &spoken).unwrap();
     store.message_set_hidden(id, true).unwrap();
     let by = |filter: MessageFilter| contents(&store.messages_filtered(chat, &filter).unwrap());
@@ -305,7 +333,7 @@ fn filters_select_by_role_hidden_and_speaker() {
     );
     assert_eq!(
         by(MessageFilter {
-            characters: Some(vec![34.into(), 35.into()]),
+            characters: Some(vec![speaker, 35.into()]),
             ..Default::default()
         }),
         ["by 34"]
