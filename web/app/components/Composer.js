@@ -10,6 +10,12 @@ export function Composer({ disabled }) {
   const draft = chatView.draft.value;
   /** @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} kind */
   const go = (kind) => startReply(kind, draft.trim()).catch((e) => toast(errorText(e), 'error'));
+  /** A choice of the "more" menu closes it. @param {'regenerate'|'continue'|'impersonate'} kind @returns {(e: Event) => void} */
+  const pick = (kind) => (e) => {
+    const menu = /** @type {HTMLElement} */ (e.currentTarget).closest('details');
+    if (menu) menu.open = false;
+    go(kind);
+  };
   /** @param {Event} e */
   const submit = (e) => {
     e.preventDefault();
@@ -31,9 +37,9 @@ export function Composer({ disabled }) {
       <details class="menu up">
         <summary class="button" aria-label="More replies">⋯</summary>
         <ul>
-          <li><button type="button" disabled=${live} onClick=${() => go('regenerate')}>Regenerate</button></li>
-          <li><button type="button" disabled=${live} onClick=${() => go('continue')}>Continue</button></li>
-          <li><button type="button" disabled=${live} onClick=${() => go('impersonate')}>Impersonate</button></li>
+          <li><button type="button" disabled=${live} onClick=${pick('regenerate')}>Regenerate</button></li>
+          <li><button type="button" disabled=${live} onClick=${pick('continue')}>Continue</button></li>
+          <li><button type="button" disabled=${live} onClick=${pick('impersonate')}>Impersonate</button></li>
         </ul>
       </details>
     </div>

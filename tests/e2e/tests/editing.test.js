@@ -1,0 +1,101 @@
+// Editing a character's main fields and a persona: the write carries the revision the form
+// read; when the asset changed meanwhile (409) the form says so in words and overwrites
+// nothing until the user chooses.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+/** @type {number} */ let id;
+
+before(async () => {
+  tavo = await startTavo();
+  id = (await tavo.api('POST', '/api/library/character', { name: 'Mira', description: 'Keeps an inn.', firstMes: 'Welcome.' })).id;
+  await tavo.api('POST', '/api/library/persona', { name: 'Ann', description: 'A traveller.', active: true });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+});
+
+test("edit a character's main fields; they are stored and shown", async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/characters/${id}`);
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  const form = page.getByRole('form', { name: 'Edit Mira' });
+  await form.getByLabel('Description').fill('{{char}} keeps the inn by the river.');
+  await form.getByLabel('Alternate greetings').fill('Back again?\n---\nThe fire is lit.');
+  await shot(page, 'character-edit');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await form.waitFor({ state: 'detached' });
+  await page.getByText('Mira keeps the inn by the river.').waitFor();
+  const stored = await tavo.api('GET', `/api/library/character/${id}`);
+  assert.equal(stored.description, '{{char}} keeps the inn by the river.');
+  assert.deepEqual(stored.alternateGreetings, ['Back again?', 'The fire is lit.']);
+  assert.equal(stored.firstMes, 'Welcome.', 'fields not in the form are kept');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a conflict is shown in words and overwrites nothing until the user chooses', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/characters/${id}`);
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  const form = page.getByRole('form', { name: 'Edit Mira' });
+  await form.getByLabel('Scenario').fill('Mine: a stormy night.');
+  // Someone else writes the card meanwhile (another tab, the CLI, the model).
+  const theirs = await tavo.api('GET', `/api/library/character/${id}`);
+  await tavo.api('PUT', `/api/library/character/${id}`, { ...theirs, scenario: 'Theirs: a calm morning.' });
+
+  await form.getByRole('button', { name: 'Save' }).click();
+  const alert = form.getByRole('alert');
+  await alert.getByText('was changed elsewhere').waitFor();
+  await alert.getByText('nothing was overwritten').waitFor();
+  await alert.scrollIntoViewIfNeeded();
+  await shot(page, 'character-conflict');
+  assert.equal((await tavo.api('GET', `/api/library/character/${id}`)).scenario, 'Theirs: a calm morning.', 'not overwritten');
+  assert.equal(await form.getByLabel('Scenario').inputValue(), 'Mine: a stormy night.', 'the user keeps their text');
+  assert.ok(await form.getByRole('button', { name: 'Save' }).isDisabled(), 'Save waits for a choice');
+
+  // Choosing to keep mine saves over theirs, knowingly.
+  await alert.getByRole('button', { name: 'Keep my edits' }).click();
+  await form.getByRole('button', { name: 'Save' }).click();
+  await form.waitFor({ state: 'detached' });
+  assert.equal((await tavo.api('GET', `/api/library/character/${id}`)).scenario, 'Mine: a stormy night.');
+
+  // Loading theirs drops the user's text.
+  await page.getByRole('button', { name: 'Edit', exact: true }).click();
+  await form.getByLabel('Scenario').fill('Mine again.');
+  const again = await tavo.api('GET', `/api/library/character/${id}`);
+  await tavo.api('PUT', `/api/library/character/${id}`, { ...again, scenario: 'Theirs again.' });
+  await form.getByRole('button', { name: 'Save' }).click();
+  await form.getByRole('alert').getByRole('button', { name: 'Load the newer version' }).click();
+  assert.equal(await form.getByLabel('Scenario').inputValue(), 'Theirs again.');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('edit a persona from the library', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/`);
+  await page.getByRole('button', { name: 'Edit Ann' }).click();
+  const form = page.getByRole('form', { name: 'Edit persona Ann' });
+  await form.getByLabel('Name').fill('Anna');
+  await form.getByLabel('Description').fill('A traveller from the north.');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await form.waitFor({ state: 'detached' });
+  await page.getByRole('region', { name: 'Personas' }).getByText('Anna').waitFor();
+  const list = await tavo.api('GET', '/api/library/persona');
+  const anna = await tavo.api('GET', `/api/library/persona/${list[0].id}`);
+  assert.equal(anna.name, 'Anna');
+  assert.equal(anna.description, 'A traveller from the north.');
+  assert.equal(anna.active, true, 'still the default');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
