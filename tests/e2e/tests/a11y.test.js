@@ -35,7 +35,7 @@ async function check(page, screen) {
   assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
 }
 
-test('library, character, chat and settings have no serious accessibility violations', async () => {
+test('library, character (and its editor), chat (and its settings panel) and settings have no serious accessibility violations', async () => {
   for (const scheme of /** @type {const} */ (['light', 'dark'])) {
     const page = await browser.context.newPage();
     await page.emulateMedia({ colorScheme: scheme });
@@ -49,12 +49,19 @@ test('library, character, chat and settings have no serious accessibility violat
     await page.locator('.grid').getByRole('link', { name: 'Seraphina' }).click();
     await page.getByRole('button', { name: 'New chat' }).waitFor();
     await check(page, `character (${scheme})`);
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await page.getByRole('form', { name: 'Edit Seraphina' }).waitFor();
+    await check(page, `character editor (${scheme})`);
+    await page.getByRole('form', { name: 'Edit Seraphina' }).getByRole('button', { name: 'Cancel' }).click();
     await page.getByRole('button', { name: 'New chat' }).click();
     await page.waitForURL(/\/chats\/\d+$/);
     await page.getByRole('textbox', { name: 'Message' }).fill('Hi');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('article.message.assistant').last().getByText('An answer with').waitFor({ timeout: 15000 });
     await check(page, `chat (${scheme})`);
+    await page.getByRole('button', { name: 'Chat settings' }).click();
+    await page.getByRole('complementary', { name: 'Chat settings' }).getByRole('button', { name: 'Clone chat' }).waitFor();
+    await check(page, `chat settings panel (${scheme})`);
     await page.goto(tavo.url + '/settings');
     await page.getByRole('heading', { name: 'Tools and web' }).waitFor();
     await page.locator('.setting').first().waitFor();
