@@ -252,8 +252,10 @@ async fn questions_go_to_the_door_and_waiting_is_not_timed() {
         },
     );
     door.delay = Duration::from_millis(1500);
-    let mut settings = ToolSettings::default();
-    settings.call_timeout_seconds = 1;
+    let settings = ToolSettings {
+        call_timeout_seconds: 1,
+        ..Default::default()
+    };
     let mut scope = CallScope::direct(Some(chat), &settings);
     let done = d
         .call(
@@ -306,8 +308,10 @@ async fn the_call_timeout_of_the_settings_applies_at_a_direct_door() {
         )
         .unwrap_or_else(|e| panic!("{e}"));
     let d = dispatcher(&l.store, services).with_extensions(Some(Arc::new(SlowRunner)));
-    let mut settings = ToolSettings::default();
-    settings.call_timeout_seconds = 1;
+    let settings = ToolSettings {
+        call_timeout_seconds: 1,
+        ..Default::default()
+    };
     let mut scope = CallScope::direct(Some(chat), &settings);
     let env = call(&d, &mut scope, "sleepy", json!({"ms": 10}), &allow()).await;
     assert_eq!(env["result"], json!({"slept": 10}), "{env}");
