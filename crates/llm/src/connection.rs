@@ -189,6 +189,67 @@ impl Connection {
     }
 }
 
+/// Which key a connection uses after an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyChange {
+    /// Store this key (and stop reading an environment variable).
+    Key(String),
+    /// Read the key from this environment variable at request time (and forget a stored key).
+    Env(String),
+    /// No key at all (local servers).
+    None,
+}
+
+/// The fields of a connection to change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionPatch {
+    /// A new name (the default follows a renamed default connection).
+    pub name: Option<String>,
+    pub source: Option<String>,
+    pub protocol: Option<Protocol>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub key: Option<KeyChange>,
+    /// Parameter values to set.
+    pub parameters: Parameters,
+    /// Parameters to unset (back to the global value), by their JSON names (`temperature`,
+    /// `topP`, `topK`, `maxOutputTokens`, `stream`, `contextLength`).
+    pub unset: Vec<String>,
+    /// Make it the default connection.
+    pub make_default: bool,
+}
+
+/// The JSON names of [`Parameters`]' fields, as [`ConnectionPatch::unset`] takes them.
+pub const PARAMETER_NAMES: [&str; 6] = [
+    "temperature",
+    "topP",
+    "topK",
+    "maxOutputTokens",
+    "stream",
+    "contextLength",
+];
+
+impl Parameters {
+    /// Unsets one parameter by its JSON name.
+    fn unset(&mut self, name: &str) -> Result<(), ConnectionError> {
+        match name {
+            "temperature" => self.temperature = None,
+            "topP" => self.top_p = None,
+            "topK" => self.top_k = None,
+            "maxOutputTokens" => self.max_output_tokens = None,
+            "stream" => self.stream = None,
+            "contextLength" => self.context_length = None,
+            other => {
+                return Err(ConnectionError::Invalid(format!(
+                    "parameters.{other}: no such parameter (one of {})",
+                    PARAMETER_NAMES.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// All connections and which one is the default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -261,6 +322,56 @@ impl ConnectionBook {
         Ok(())
     }
 
+    /// Changes the fields `patch` names on connection `name`, in place (the list keeps its
+    /// order). The changed connection is validated whole before anything changes, so an error
+    /// (naming the field) leaves the book as it was.
+    pub fn update(
+        &mut self,
+        name: &str,
+        patch: ConnectionPatch,
+    ) -> Result<&Connection, ConnectionError> {
+        let pos = self
+            .connections
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| ConnectionError::NotFound(name.to_owned()))?;
+        let mut c = self.connections[pos].clone();
+        if let Some(new) = patch.name {
+            if new != name && self.get(&new).is_ok() {
+                return Err(ConnectionError::Exists(new));
+            }
+            c.name = new;
+        }
+        if let Some(source) = patch.source {
+            c.source = source;
+        }
+        if let Some(protocol) = patch.protocol {
+            c.protocol = protocol;
+        }
+        if let Some(base_url) = patch.base_url {
+            c.base_url = base_url;
+        }
+        if let Some(model) = patch.model {
+            c.model = model;
+        }
+        match patch.key {
+            Some(KeyChange::Key(key)) => (c.api_key, c.api_key_env) = (Some(key), None),
+            Some(KeyChange::Env(var)) => (c.api_key, c.api_key_env) = (None, Some(var)),
+            Some(KeyChange::None) => (c.api_key, c.api_key_env) = (None, None),
+            None => {}
+        }
+        for field in &patch.unset {
+            c.parameters.unset(field)?;
+        }
+        c.parameters = patch.parameters.over(&c.parameters);
+        c.validate()?;
+        if patch.make_default || self.default.as_deref() == Some(name) {
+            self.default = Some(c.name.clone());
+        }
+        self.connections[pos] = c;
+        Ok(&self.connections[pos])
+    }
+
     /// The named connection, or the default one when `name` is `None`.
     pub fn pick(&self, name: Option<&str>) -> Result<&Connection, ConnectionError> {
         match name.or(self.default.as_deref()) {
@@ -290,6 +401,114 @@ mod tests {
             api_key_env: None,
             parameters: Parameters::default(),
         }
+    }
+
+    #[test]
+    fn an_update_changes_only_the_named_fields_in_place() {
+        let mut book = ConnectionBook::default();
+        book.add(conn("a"), true).expect("add");
+        book.add(
+            Connection {
+                parameters: Parameters {
+                    temperature: Some(0.5),
+                    top_k: Some(40),
+                    ..Parameters::default()
+                },
+                ..conn("b")
+            },
+            false,
+        )
+        .expect("add");
+        let patch = ConnectionPatch {
+            model: Some("qwen".into()),
+            key: Some(KeyChange::Env("MY_KEY".into())),
+            parameters: Parameters {
+                top_p: Some(0.9),
+                ..Parameters::default()
+            },
+            unset: vec!["topK".into()],
+            ..ConnectionPatch::default()
+        };
+        let c = book.update("b", patch).expect("updated").clone();
+        assert_eq!(c.model, "qwen");
+        assert_eq!(
+            (c.api_key, c.api_key_env.as_deref()),
+            (None, Some("MY_KEY"))
+        );
+        assert_eq!(
+            c.parameters,
+            Parameters {
+                temperature: Some(0.5),
+                top_p: Some(0.9),
+                ..Parameters::default()
+            }
+        );
+        assert_eq!(c.base_url, conn("b").base_url);
+        let names: Vec<_> = book.connections.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"], "the order is kept");
+        assert_eq!(book.default.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn renaming_the_default_keeps_it_default_and_a_bad_update_changes_nothing() {
+        let mut book = ConnectionBook::default();
+        book.add(conn("a"), true).expect("add");
+        book.add(conn("b"), false).expect("add");
+        let rename = |to: &str| ConnectionPatch {
+            name: Some(to.into()),
+            ..ConnectionPatch::default()
+        };
+        book.update("a", rename("main")).expect("renamed");
+        assert_eq!(book.default.as_deref(), Some("main"));
+        let before = book.clone();
+        let cases = [
+            ("b", rename("main"), "already exists"),
+            (
+                "nope",
+                ConnectionPatch::default(),
+                "no connection named `nope`",
+            ),
+            (
+                "b",
+                ConnectionPatch {
+                    base_url: Some("ftp://x".into()),
+                    ..ConnectionPatch::default()
+                },
+                "baseUrl",
+            ),
+            (
+                "b",
+                ConnectionPatch {
+                    parameters: Parameters {
+                        temperature: Some(3.0),
+                        ..Parameters::default()
+                    },
+                    ..ConnectionPatch::default()
+                },
+                "parameters.temperature",
+            ),
+            (
+                "b",
+                ConnectionPatch {
+                    unset: vec!["warmth".into()],
+                    ..ConnectionPatch::default()
+                },
+                "parameters.warmth",
+            ),
+        ];
+        for (name, patch, want) in cases {
+            let e = book.update(name, patch).expect_err("refused");
+            assert!(e.to_string().contains(want), "{e}");
+            assert_eq!(book, before, "{want}: nothing changed");
+        }
+        let made = ConnectionPatch {
+            make_default: true,
+            key: Some(KeyChange::None),
+            ..ConnectionPatch::default()
+        };
+        let c = book.update("b", made).expect("updated");
+        assert_eq!((c.api_key.clone(), c.api_key_env.clone()), (None, None));
+        assert_eq!(book.default.as_deref(), Some("b"));
     }
 
     #[test]

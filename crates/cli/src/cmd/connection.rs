@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use tavo_llm::connection::SETTINGS_KEY;
+use tavo_llm::connection::{ConnectionPatch, KeyChange, SETTINGS_KEY};
 use tavo_llm::{
     ChatRequest, Client, Connection, ConnectionBook, Endpoint, Message, Parameters, Protocol, Role,
 };
@@ -46,6 +46,32 @@ struct ParamArgs {
     context_length: Option<u32>,
 }
 
+impl ParamArgs {
+    fn into_parameters(self) -> Parameters {
+        Parameters {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            top_k: self.top_k,
+            max_output_tokens: self.max_output_tokens,
+            stream: self.stream,
+            context_length: self.context_length,
+        }
+    }
+}
+
+/// A parameter's JSON name from what a user types (`top-p`, `top_p` and `topP` alike).
+fn parameter_name(typed: &str) -> String {
+    let flat: String = typed
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_'))
+        .collect::<String>()
+        .to_lowercase();
+    tavo_llm::connection::PARAMETER_NAMES
+        .iter()
+        .find(|n| n.to_lowercase() == flat)
+        .map_or_else(|| typed.to_owned(), |n| (*n).to_owned())
+}
+
 #[derive(Debug, Subcommand)]
 enum ConnectionCommand {
     /// Add a connection (prints its name, or the masked connection with --json).
@@ -73,6 +99,43 @@ enum ConnectionCommand {
         default: bool,
         #[command(flatten)]
         params: ParamArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change fields of an existing connection; the others stay as they are (prints its name,
+    /// or the masked connection with --json). The key is write-only: it is never printed.
+    Update {
+        name: String,
+        /// A new name.
+        #[arg(long, value_name = "NEW")]
+        rename: Option<String>,
+        #[arg(long, value_enum)]
+        protocol: Option<ProtocolArg>,
+        #[arg(long)]
+        base_url: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// Catalogue source id (see `tavo connection sources`).
+        #[arg(long)]
+        source: Option<String>,
+        /// Store this API key (replacing a stored key or an --api-key-env).
+        #[arg(long, conflicts_with_all = ["api_key_env", "no_api_key"])]
+        api_key: Option<String>,
+        /// Read the key from this environment variable instead (a stored key is forgotten).
+        #[arg(long, conflicts_with = "no_api_key")]
+        api_key_env: Option<String>,
+        /// Use no key at all (local servers).
+        #[arg(long)]
+        no_api_key: bool,
+        /// Make it the default connection.
+        #[arg(long)]
+        default: bool,
+        #[command(flatten)]
+        params: ParamArgs,
+        /// Unset a parameter so the global value applies again (temperature, topP, topK,
+        /// maxOutputTokens, stream, contextLength; repeatable).
+        #[arg(long, value_name = "PARAM")]
+        unset: Vec<String>,
         #[arg(long)]
         json: bool,
     },
@@ -179,14 +242,7 @@ pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 model,
                 api_key,
                 api_key_env,
-                parameters: Parameters {
-                    temperature: params.temperature,
-                    top_p: params.top_p,
-                    top_k: params.top_k,
-                    max_output_tokens: params.max_output_tokens,
-                    stream: params.stream,
-                    context_length: params.context_length,
-                },
+                parameters: params.into_parameters(),
             };
             let store = open(ctx)?;
             let mut book = load(&store)?;
@@ -194,6 +250,69 @@ pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             let name = conn.name.clone();
             book.add(conn, default)?;
             save(&store, &book)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+            } else {
+                println!("{name}");
+            }
+        }
+        ConnectionCommand::Update {
+            name,
+            rename,
+            protocol,
+            base_url,
+            model,
+            source,
+            api_key,
+            api_key_env,
+            no_api_key,
+            default,
+            params,
+            unset,
+            json,
+        } => {
+            if let Some(s) = source.as_deref()
+                && tavo_llm::catalogue::find(s).is_none()
+            {
+                bail!("--source `{s}` is not in the catalogue (see `tavo connection sources`)");
+            }
+            let key = match (api_key, api_key_env, no_api_key) {
+                (Some(k), _, _) => Some(KeyChange::Key(k)),
+                (None, Some(var), _) => Some(KeyChange::Env(var)),
+                (None, None, true) => Some(KeyChange::None),
+                (None, None, false) => None,
+            };
+            let unset = unset.iter().map(|u| parameter_name(u)).collect();
+            let patch = ConnectionPatch {
+                name: rename,
+                source,
+                protocol: protocol.map(Protocol::from),
+                base_url,
+                model,
+                key,
+                parameters: params.into_parameters(),
+                unset,
+                make_default: default,
+            };
+            let store = open(ctx)?;
+            // Read, change and write the book in one transaction, so a `tavo serve` writing
+            // it at the same time loses nothing.
+            let updated = store
+                .write(|tx| {
+                    let book = tx.setting_get(SETTINGS_KEY)?;
+                    let mut book = match ConnectionBook::from_setting(book) {
+                        Ok(book) => book,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    let shown = match book.update(&name, patch) {
+                        Ok(c) => (c.name.clone(), c.masked()),
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
+                    Ok(Ok(shown))
+                })
+                .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))?;
+            let (name, shown) = updated?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&shown)?);
             } else {
