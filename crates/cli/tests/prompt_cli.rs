@@ -231,3 +231,107 @@ fn a_cut_history_is_reported_by_the_prompt_and_the_reply() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_presets_samplers_and_context_reach_the_request_unless_switched_off() {
+    let rt = runtime();
+    let mock = rt
+        .block_on(MockProvider::start(Script::new(vec![Turn::text("Fine.")])))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data");
+    library(
+        dir.path(),
+        &mock,
+        &["--temperature", "0.2", "--context-length", "8000"],
+    );
+    let preset = dir.path().join("preset.json");
+    let body = json!({
+        "temperature": 0.9, "top_p": 0.8, "top_k": 0, "frequency_penalty": 0.3,
+        "presence_penalty": 0, "openai_max_context": 150000, "openai_max_tokens": 500,
+        "prompts": [
+            {"identifier": "main", "name": "Main Prompt", "system_prompt": true, "role": "system",
+             "content": "Be {{char}}."},
+            {"identifier": "chatHistory", "name": "Chat History", "system_prompt": true, "marker": true}
+        ],
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": "main", "enabled": true}, {"identifier": "chatHistory", "enabled": true}
+        ]}]
+    });
+    std::fs::write(&preset, body.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    ok(tavo(&data, &["import", &preset.to_string_lossy()]));
+    let chat = ok(tavo(
+        &data,
+        &["chat", "create", "--character", "1", "--preset", "1"],
+    ));
+    ok(tavo(
+        &data,
+        &[
+            "message",
+            "append",
+            "--chat",
+            &chat,
+            "--role",
+            "user",
+            "--content",
+            "hi",
+        ],
+    ));
+    let explained = json_of(&ok(tavo(
+        &data,
+        &["prompt", "--chat", &chat, "--json", "--explain"],
+    )));
+    assert_eq!(explained["tokens"]["budget"], json!(149_500), "{explained}");
+    let param = |name: &str| {
+        explained["parameters"]
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["name"] == name).cloned())
+            .unwrap_or_default()
+    };
+    assert_eq!(param("temperature")["value"], json!(0.9));
+    assert_eq!(param("temperature")["source"], json!("preset"));
+    assert_eq!(
+        param("contextLength")["presetKey"],
+        json!("openai_max_context")
+    );
+    assert_eq!(param("frequencyPenalty")["value"], json!(0.3));
+    assert_eq!(param("topK"), Value::Null, "ST top_k 0 is off");
+    let text = ok(tavo(&data, &["prompt", "--chat", &chat, "--explain"]));
+    assert!(
+        text.contains("temperature") && text.contains("(preset temperature)"),
+        "{text}"
+    );
+
+    ok(tavo(
+        &data,
+        &["reply", "--chat", &chat, "--json", "--approve", "all"],
+    ));
+    let sent = &mock.requests()[0].body;
+    assert_eq!(sent["temperature"], json!(0.9));
+    assert_eq!(sent["top_p"], json!(0.8));
+    assert_eq!(sent["max_tokens"], json!(500));
+    assert_eq!(sent["frequency_penalty"], json!(0.3));
+    assert!(sent.get("presence_penalty").is_none());
+    assert!(sent.get("top_k").is_none());
+
+    ok(tavo(
+        &data,
+        &["settings", "set", "prompt.presetSamplers", "false"],
+    ));
+    let explained = json_of(&ok(tavo(
+        &data,
+        &["prompt", "--chat", &chat, "--json", "--explain"],
+    )));
+    assert_eq!(explained["tokens"]["budget"], json!(8000 - 1024));
+    assert_eq!(
+        param_of(&explained, "temperature")["source"],
+        json!("connection")
+    );
+}
+
+fn param_of(explained: &Value, name: &str) -> Value {
+    explained["parameters"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["name"] == name).cloned())
+        .unwrap_or_default()
+}

@@ -114,6 +114,10 @@ pub struct ParameterValue {
 pub struct ResolvedParameters {
     /// What the request carries (`context_length` is the prompt budget, never sent).
     pub parameters: Parameters,
+    /// The preset's `frequency_penalty`, when not 0 (connections have no penalties).
+    pub frequency_penalty: Option<f64>,
+    /// The preset's `presence_penalty`, when not 0.
+    pub presence_penalty: Option<f64>,
     /// Each value that is set, with its source, in a fixed order.
     pub sources: Vec<ParameterValue>,
 }
@@ -137,7 +141,7 @@ pub fn resolve_parameters(
             stream: connection.stream,
             ..Parameters::default()
         },
-        sources: Vec::new(),
+        ..ResolvedParameters::default()
     };
     // (tavo name, preset key, override, connection) per float parameter.
     let floats: [(&'static str, &'static str, Option<f64>, Option<f64>); 2] = [
@@ -203,10 +207,36 @@ pub fn resolve_parameters(
             "openai_max_tokens",
         );
     }
+    // Penalties come only from a preset (a connection has none). 0 is every provider's
+    // default and some models refuse the field outright, so 0 is not sent.
+    for (name, key) in [
+        ("frequencyPenalty", "frequency_penalty"),
+        ("presencePenalty", "presence_penalty"),
+    ] {
+        let Some(v) = preset
+            .and_then(|p| preset_number(p, key))
+            .filter(|v| *v != 0.0 && v.is_finite())
+        else {
+            continue;
+        };
+        if key == "frequency_penalty" {
+            out.frequency_penalty = Some(v);
+        } else {
+            out.presence_penalty = Some(v);
+        }
+        out.push(name, Value::from(v), ParameterSource::Preset, key);
+    }
     out
 }
 
 impl ResolvedParameters {
+    /// Writes the parameters into a request.
+    pub fn apply(&self, req: &mut ChatRequest) {
+        self.parameters.apply(req);
+        req.sampling.frequency_penalty = self.frequency_penalty.or(req.sampling.frequency_penalty);
+        req.sampling.presence_penalty = self.presence_penalty.or(req.sampling.presence_penalty);
+    }
+
     fn push(
         &mut self,
         name: &'static str,
@@ -529,7 +559,7 @@ pub fn round_request(
         req.tool_choice = ToolChoice::None;
     }
     req.tools = tools;
-    base.parameters.parameters.apply(&mut req);
+    base.parameters.apply(&mut req);
     req.reasoning.interleaved = interleaved(reasoning_mode);
     req
 }
@@ -686,6 +716,8 @@ mod tests {
             ("top_k", serde_json::json!(0)),
             ("openai_max_context", serde_json::json!(150_000)),
             ("openai_max_tokens", serde_json::json!(2_000)),
+            ("frequency_penalty", serde_json::json!(0.5)),
+            ("presence_penalty", serde_json::json!(0)),
         ] {
             p.extra.insert(k.into(), v);
         }
@@ -719,12 +751,19 @@ mod tests {
             Some((ParameterSource::Preset, Some("openai_max_context")))
         );
         assert_eq!(source("topK"), Some((ParameterSource::Connection, None)));
+        assert_eq!(r.frequency_penalty, Some(0.5));
+        assert_eq!(r.presence_penalty, None, "0 is not sent");
+        let mut req = ChatRequest::new("m", Vec::new());
+        r.apply(&mut req);
+        assert_eq!(req.sampling.frequency_penalty, Some(0.5));
+        assert_eq!(req.sampling.temperature, Some(0.8));
 
         let off = resolve_parameters(&connection, Some(&preset), false, &Parameters::default());
         assert_eq!(off.parameters.temperature, Some(0.3));
         assert_eq!(off.parameters.top_p, None);
         assert_eq!(off.context_tokens(), 8_000);
         assert_eq!(off.response_tokens(), DEFAULT_RESPONSE_TOKENS);
+        assert_eq!(off.frequency_penalty, None);
 
         let bare = resolve_parameters(&Parameters::default(), None, true, &Parameters::default());
         assert_eq!(bare.context_tokens(), DEFAULT_CONTEXT_TOKENS);

@@ -178,6 +178,13 @@ pub struct Sampling {
     pub max_output_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
+    /// OpenAI's `frequency_penalty` / Gemini's `frequencyPenalty` (a SillyTavern preset's);
+    /// protocols without it drop it with a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// OpenAI's `presence_penalty` / Gemini's `presencePenalty`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
 }
 
 /// Reasoning effort, mapped per protocol (OpenAI `reasoning_effort` / `reasoning.effort`,

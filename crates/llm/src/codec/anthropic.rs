@@ -175,6 +175,11 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
     if !s.stop.is_empty() {
         body.insert("stop_sequences".into(), json!(s.stop));
     }
+    if s.frequency_penalty.is_some() || s.presence_penalty.is_some() {
+        warnings.push(
+            "sampling.frequencyPenalty/presencePenalty: not Anthropic parameters; not sent".into(),
+        );
+    }
     if req.stream {
         body.insert("stream".into(), json!(true));
     }

@@ -195,6 +195,12 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
     if !s.stop.is_empty() {
         generation.insert("stopSequences".into(), json!(s.stop));
     }
+    if let Some(p) = s.frequency_penalty {
+        generation.insert("frequencyPenalty".into(), json!(p));
+    }
+    if let Some(p) = s.presence_penalty {
+        generation.insert("presencePenalty".into(), json!(p));
+    }
     if req.reasoning.enabled {
         let budget = req
             .reasoning

@@ -192,6 +192,12 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
     if !s.stop.is_empty() {
         body.insert("stop".into(), json!(s.stop));
     }
+    if let Some(p) = s.frequency_penalty {
+        body.insert("frequency_penalty".into(), json!(p));
+    }
+    if let Some(p) = s.presence_penalty {
+        body.insert("presence_penalty".into(), json!(p));
+    }
     if let (true, Some(e)) = (req.reasoning.enabled, req.reasoning.effort) {
         body.insert(
             "reasoning_effort".into(),

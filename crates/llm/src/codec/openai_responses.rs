@@ -157,6 +157,11 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
     if !s.stop.is_empty() {
         warnings.push("sampling.stop: not a Responses parameter; not sent".into());
     }
+    if s.frequency_penalty.is_some() || s.presence_penalty.is_some() {
+        warnings.push(
+            "sampling.frequencyPenalty/presencePenalty: not Responses parameters; not sent".into(),
+        );
+    }
     if req.reasoning.enabled {
         let mut r = Map::new();
         if let Some(e) = req.reasoning.effort {

@@ -117,6 +117,7 @@ pub(super) fn messages(d: &mut Decoded<'_>) {
                     .collect()
             })
             .unwrap_or_default(),
+        ..Sampling::default()
     };
     d.req.reasoning = ReasoningSettings::default();
     d.req.stream = d.take("stream").and_then(Value::as_bool).unwrap_or(false);

@@ -140,12 +140,14 @@ pub(super) fn contents(d: &mut Decoded<'_>) {
         _ => ToolChoice::Auto,
     };
     if let Some(g) = d.src.get("generationConfig").and_then(Value::as_object) {
-        const MAPPED: [&str; 5] = [
+        const MAPPED: [&str; 7] = [
             "temperature",
             "topP",
             "topK",
             "maxOutputTokens",
             "stopSequences",
+            "frequencyPenalty",
+            "presencePenalty",
         ];
         d.req.sampling = Sampling {
             temperature: sampling_f64(g.get("temperature")),
@@ -162,6 +164,8 @@ pub(super) fn contents(d: &mut Decoded<'_>) {
                         .collect()
                 })
                 .unwrap_or_default(),
+            frequency_penalty: sampling_f64(g.get("frequencyPenalty")),
+            presence_penalty: sampling_f64(g.get("presencePenalty")),
         };
         // A config with more than the mapped fields (thinkingConfig, ...) travels whole.
         if g.keys().all(|k| MAPPED.contains(&k.as_str())) {
