@@ -144,18 +144,8 @@ const DEBTS: &[(&str, &str, &str)] = &[
     ),
     (
         "tavo",
-        "tavo-prompt",
-        "`tavo prompt` builds with the prompt crate until the engine's builder serves it",
-    ),
-    (
-        "tavo",
         "tavo-formats",
         "`tavo export` names tavo_formats::ExportFormat",
-    ),
-    (
-        "tavo-server",
-        "tavo-formats",
-        "the export route names tavo_formats::ExportFormat",
     ),
 ];
 
