@@ -14,6 +14,22 @@ pub const DEFAULT_INJECTION_DEPTH: u32 = 4;
 /// Default insertion order (SillyTavern's `order` default).
 pub const DEFAULT_ORDER: i64 = 100;
 
+/// Lorebook-level `extra` key choosing which characters are word characters for whole-word
+/// keys: `"ascii"` — SillyTavern's JavaScript `\W`, `[A-Za-z0-9_]` only — which imports of
+/// SillyTavern world info and card books set, so they match as in SillyTavern; absent (or any
+/// other value) — Tavo's rule: letters and digits of every script except CJK. In SillyTavern
+/// and CCv3 files the absent key means SillyTavern's rule and [`WORD_CHARACTERS_UNICODE`]
+/// Tavo's (see `tavo-formats`).
+pub const WORD_CHARACTERS_KEY: &str = "wordCharacters";
+
+/// [`WORD_CHARACTERS_KEY`]'s value for SillyTavern's ASCII-only rule.
+pub const WORD_CHARACTERS_ASCII: &str = "ascii";
+
+/// [`WORD_CHARACTERS_KEY`]'s value naming Tavo's rule in a SillyTavern or CCv3 file, where the
+/// absent key means SillyTavern's: a native book exported to those formats says so, and comes
+/// back native.
+pub const WORD_CHARACTERS_UNICODE: &str = "unicode";
+
 /// A lorebook (seed: `{ id, name, entries }`).
 ///
 /// `extra` keeps the file-level keys of SillyTavern world info (`originalData`, `extensions` …)

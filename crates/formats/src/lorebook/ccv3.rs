@@ -241,7 +241,7 @@ pub fn from_ccv3_book(
     Ok(Lorebook {
         name,
         entries,
-        extra: shelter(without(o, &["entries", "name"]), fields::GROUP),
+        extra: st_word_rule(shelter(without(o, &["entries", "name"]), fields::GROUP)),
         ..Default::default()
     })
 }
@@ -250,7 +250,7 @@ pub fn from_ccv3_book(
 pub fn to_ccv3_book(book: &Lorebook) -> Value {
     let mut o = Map::new();
     o.insert("name".into(), json!(book.name));
-    append_extra(&mut o, &without(&book.extra, &["entries"]));
+    append_extra(&mut o, &st_file_extra(&book.extra, &["entries"]));
     let entries: Vec<Value> = book
         .entries
         .iter()

@@ -5,7 +5,9 @@
 //! Fields Tavo does not model stay in `LorebookEntry::extra` under their source names. Two
 //! SillyTavern values that Tavo's enums cannot express are kept under neutral keys so both
 //! families can write them back: `sillyTavernPosition` (Author's-Note top/bottom, outlet) and
-//! `sillyTavernSelectiveLogic` (the logic of an entry whose `selective` is off).
+//! `sillyTavernSelectiveLogic` (the logic of an entry whose `selective` is off). An imported
+//! book is marked `wordCharacters: "ascii"` (SillyTavern's whole-word rule, see
+//! `tavo_model::lorebook::WORD_CHARACTERS_KEY`); exports to these formats leave the mark out.
 
 mod ccv3;
 mod world_info;
@@ -19,6 +21,40 @@ use serde_json::{Map, Value, json};
 use tavo_model::{
     Lorebook, LorebookEntry, LorebookPosition, LorebookStrategy, Role, SecondaryKeywordStrategy,
 };
+
+use tavo_model::lorebook::{WORD_CHARACTERS_ASCII, WORD_CHARACTERS_KEY, WORD_CHARACTERS_UNICODE};
+
+/// The whole-word rule of an imported SillyTavern / CCv3 book ([`WORD_CHARACTERS_KEY`]): a file
+/// that does not name one is SillyTavern's, matched with its ASCII-only `\W` (`caf` inside
+/// `café`), so the book is marked `"ascii"`; a file written by Tavo from a native book says
+/// `"unicode"`, and the book comes back native (no mark).
+fn st_word_rule(mut extra: Map<String, Value>) -> Map<String, Value> {
+    match extra.get(WORD_CHARACTERS_KEY).and_then(Value::as_str) {
+        Some(WORD_CHARACTERS_ASCII) => {}
+        None => {
+            extra.insert(WORD_CHARACTERS_KEY.into(), json!(WORD_CHARACTERS_ASCII));
+        }
+        Some(_) => {
+            extra.remove(WORD_CHARACTERS_KEY);
+        }
+    }
+    extra
+}
+
+/// The book-level `extra` to write into a SillyTavern / CCv3 file: the inverse of
+/// [`st_word_rule`] (SillyTavern's rule is the format's own and goes unsaid; a native book says
+/// `"unicode"`).
+fn st_file_extra(extra: &Map<String, Value>, also_drop: &[&str]) -> Map<String, Value> {
+    let ascii =
+        extra.get(WORD_CHARACTERS_KEY).and_then(Value::as_str) == Some(WORD_CHARACTERS_ASCII);
+    let mut drop = vec![WORD_CHARACTERS_KEY];
+    drop.extend_from_slice(also_drop);
+    let mut out = crate::value::without(extra, &drop);
+    if !ascii {
+        out.insert(WORD_CHARACTERS_KEY.into(), json!(WORD_CHARACTERS_UNICODE));
+    }
+    out
+}
 
 const KEY_ST_POSITION: &str = "sillyTavernPosition";
 const KEY_ST_LOGIC: &str = "sillyTavernSelectiveLogic";
@@ -209,6 +245,32 @@ fn id_value(identifier: &str, fallback: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imported_books_carry_sillytaverns_word_rule_and_native_books_come_back_native() {
+        let rule = |b: &Lorebook| b.extra.get(WORD_CHARACTERS_KEY).cloned();
+        let mut ctx = Ctx::default();
+        let wi = json!({"entries": {"0": {"uid": 0, "key": ["caf"], "content": "x"}}});
+        let st = from_st_world_info(&mut ctx, &wi, "w").unwrap();
+        assert_eq!(rule(&st), Some(json!("ascii")));
+        let card_book = json!({"entries": [{"keys": ["caf"], "content": "x"}]});
+        let cc = from_ccv3_book(&mut ctx, &card_book, "data.character_book", "b").unwrap();
+        assert_eq!(rule(&cc), Some(json!("ascii")));
+        // SillyTavern's rule goes unsaid in its own formats; a native book says "unicode".
+        assert!(to_st_world_info(&st).get(WORD_CHARACTERS_KEY).is_none());
+        assert!(to_ccv3_book(&cc).get(WORD_CHARACTERS_KEY).is_none());
+        let native = Lorebook {
+            name: "n".into(),
+            ..Lorebook::default()
+        };
+        for file in [to_st_world_info(&native), to_ccv3_book(&native)] {
+            assert_eq!(file[WORD_CHARACTERS_KEY], "unicode");
+        }
+        let back = from_st_world_info(&mut ctx, &to_st_world_info(&native), "n").unwrap();
+        assert_eq!(rule(&back), None);
+        let back = from_ccv3_book(&mut ctx, &to_ccv3_book(&native), "b", "n").unwrap();
+        assert_eq!(rule(&back), None);
+    }
 
     #[test]
     fn ccv3_mapping_follows_the_seed() {

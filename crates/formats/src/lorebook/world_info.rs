@@ -186,7 +186,7 @@ pub fn from_st_world_info(ctx: &mut Ctx, root: &Value, default_name: &str) -> Re
     Ok(Lorebook {
         name,
         entries,
-        extra: shelter(without(o, &["entries", "name"]), fields::GROUP),
+        extra: st_word_rule(shelter(without(o, &["entries", "name"]), fields::GROUP)),
         ..Default::default()
     })
 }
@@ -205,6 +205,6 @@ pub fn to_st_world_info(book: &Lorebook) -> Value {
     let mut o = Map::new();
     o.insert("entries".into(), Value::Object(entries));
     o.insert("name".into(), json!(book.name));
-    append_extra(&mut o, &book.extra);
+    append_extra(&mut o, &st_file_extra(&book.extra, &[]));
     Value::Object(o)
 }

@@ -16,7 +16,7 @@ use tavo_model::{
 
 use super::groups;
 use super::index::{KeyRef, LorebookIndex};
-use super::scan::{FreshHits, NONE, RECURSION, ScanHits, find_in_texts, within};
+use super::scan::{FreshHits, NONE, RECURSION, ScanHits, WordRule, find_in_texts, within};
 use super::timed::{EntryTimers, TimedEffects, delayed};
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, seeded_percent};
 use crate::regex::JsRegex;
@@ -353,6 +353,7 @@ pub fn activate(
                 key_hit(
                     key,
                     entry,
+                    traits.word_rule,
                     &hits,
                     &exact_texts,
                     &lower_refs,
@@ -651,6 +652,7 @@ fn primary_key_text(entry: &LorebookEntry, k: usize) -> String {
 fn key_hit(
     key: &KeyRef,
     entry: &LorebookEntry,
+    word_rule: WordRule,
     hits: &ScanHits,
     exact_texts: &[&str],
     lower_texts: &[&str],
@@ -659,6 +661,7 @@ fn key_hit(
     input: &ActivationInput<'_>,
     macros: &MacroState,
 ) -> u32 {
+    let whole_word = entry.match_whole_word.then_some(word_rule);
     match key {
         KeyRef::Dynamic(raw) => {
             // Keys with macros are rendered read-only: a key never has side effects.
@@ -670,18 +673,18 @@ fn key_hit(
             } else {
                 (rendered.to_lowercase(), lower_texts, recursion_lower)
             };
-            let at = find_in_texts(&needle, texts, entry.match_whole_word);
+            let at = find_in_texts(&needle, texts, whole_word);
             if at != NONE {
                 return at;
             }
             let rec: Vec<&str> = recursion.iter().map(String::as_str).collect();
-            if find_in_texts(&needle, &rec, entry.match_whole_word) != NONE {
+            if find_in_texts(&needle, &rec, whole_word) != NONE {
                 RECURSION
             } else {
                 NONE
             }
         }
-        other => hits.plain(other, entry.match_whole_word),
+        other => hits.plain(other, whole_word),
     }
 }
 

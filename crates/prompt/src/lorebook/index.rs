@@ -66,6 +66,8 @@ pub struct EntryTraits {
     pub delay_until_recursion: bool,
     /// `preventRecursion`: its content is not scanned again.
     pub prevent_recursion: bool,
+    /// Its lorebook's whole-word rule (`wordCharacters`).
+    pub word_rule: super::scan::WordRule,
 }
 
 impl EntryTraits {
@@ -86,6 +88,7 @@ impl EntryTraits {
             exclude_recursion: flag("excludeRecursion"),
             delay_until_recursion: flag("delayUntilRecursion"),
             prevent_recursion: flag("preventRecursion"),
+            word_rule: super::scan::WordRule::Tavo,
         }
     }
 }
@@ -188,6 +191,7 @@ impl LorebookIndex {
         let mut static_gates = Vec::new();
         let mut always = Vec::new();
         for (b, book) in books.iter().enumerate() {
+            let word_rule = super::scan::WordRule::of(book);
             for (e, entry) in book.entries.iter().enumerate() {
                 let at = entries.len() as u32;
                 timer_keys.push(super::timer_key(book, b, entry));
@@ -196,7 +200,10 @@ impl LorebookIndex {
                     entry: e,
                     primary: Vec::new(),
                     secondary: Vec::new(),
-                    traits: EntryTraits::of(entry),
+                    traits: EntryTraits {
+                        word_rule,
+                        ..EntryTraits::of(entry)
+                    },
                 };
                 if entry.enabled {
                     max_scan_depth = max_scan_depth.max(entry.scan_depth as usize);

@@ -6,8 +6,9 @@
 //!   skipped and do not count toward the depth. Each message is scanned as `Name: text`
 //!   (SillyTavern's "include names") after `send`-timing regex rules. A plain key cannot
 //!   span two messages; depth 0 scans nothing.
-//! - Case folding is Unicode lower case on both sides; whole-word matching treats CJK
-//!   characters as non-word characters (see [`scan`]).
+//! - Case folding is Unicode lower case on both sides. Whole-word matching of native
+//!   lorebooks treats CJK characters as non-word characters; lorebooks imported from
+//!   SillyTavern (`wordCharacters: "ascii"`) use SillyTavern's ASCII-only `\W` (see [`scan`]).
 //! - `/pattern/flags` keys run in the JavaScript engine against each message; they ignore
 //!   `caseSensitive`/`matchWholeWord` (SillyTavern).
 //! - Probability rolls are seeded by (seed, lorebook id, identifier, clock): reproducible
@@ -38,5 +39,5 @@ pub use activate::{
     SkippedEntry, activate, secondary_holds, timer_key,
 };
 pub use index::{LorebookIndex, fingerprint};
-pub use scan::{is_cjk, is_word_char, whole_word_at};
+pub use scan::{WORD_CHARACTERS_KEY, WordRule, is_cjk, is_word_char, whole_word_at};
 pub use timed::{EntryTimers, TimedEffects, TimedSpan};

@@ -2,11 +2,19 @@
 //! for each key the newest message it occurs in (with and without the whole-word rule).
 //!
 //! Whole words: a hit counts when the characters on both sides are not word characters.
-//! Word characters are letters, digits and `_`, **except** CJK ideographs, kana and hangul:
-//! those scripts write without spaces, so a CJK key matches inside CJK text (`猫` in
-//! `小猫咪`), while `cat` does not match inside `catalog` and `caf` not inside `café`
-//! (SillyTavern's ASCII-only `\W` would accept the latter). Keys containing whitespace are
-//! matched as plain substrings, as in SillyTavern.
+//! Which characters are word characters is the lorebook's [`WordRule`]:
+//! - [`WordRule::Tavo`] (native lorebooks): letters, digits and `_` of every script,
+//!   **except** CJK ideographs, kana and hangul: those scripts write without spaces, so a CJK
+//!   key matches inside CJK text (`猫` in `小猫咪`), while `cat` does not match inside
+//!   `catalog` and `caf` not inside `café`.
+//! - [`WordRule::SillyTavern`] (lorebooks imported from SillyTavern world info or a card's
+//!   `character_book`, marked `wordCharacters: "ascii"`): exactly SillyTavern's
+//!   `(?:^|\W)key(?:$|\W)`, whose JavaScript `\W` is ASCII-only — only `[A-Za-z0-9_]` are
+//!   word characters, so `caf` matches inside `café`, `кот` inside `котик`, and `猫` inside
+//!   `小猫咪`.
+//!
+//! Keys containing whitespace are matched as plain substrings under both rules, as in
+//! SillyTavern.
 
 use super::index::{Fold, KeyRef, LorebookIndex};
 
@@ -16,11 +24,53 @@ pub const NONE: u32 = u32::MAX;
 /// scan depth above 0 sees.
 pub const RECURSION: u32 = u32::MAX - 1;
 
+/// Which characters count as word characters for a lorebook's whole-word keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WordRule {
+    /// Letters, digits and `_` of every script except CJK ([`is_word_char`]).
+    #[default]
+    Tavo,
+    /// `[A-Za-z0-9_]` only, as JavaScript's `\W` in SillyTavern's key regex.
+    SillyTavern,
+}
+
+pub use tavo_model::lorebook::{WORD_CHARACTERS_ASCII, WORD_CHARACTERS_KEY};
+
+impl WordRule {
+    /// The rule a lorebook asks for ([`WORD_CHARACTERS_KEY`]: `"ascii"` is
+    /// [`WordRule::SillyTavern`], anything else or nothing [`WordRule::Tavo`]).
+    pub fn of(book: &tavo_model::Lorebook) -> Self {
+        match book.extra.get(WORD_CHARACTERS_KEY).and_then(|v| v.as_str()) {
+            Some(WORD_CHARACTERS_ASCII) => WordRule::SillyTavern,
+            _ => WordRule::Tavo,
+        }
+    }
+
+    /// Whether `c` is a word character under this rule.
+    pub fn is_word_char(self, c: char) -> bool {
+        match self {
+            WordRule::Tavo => is_word_char(c),
+            WordRule::SillyTavern => c.is_ascii_alphanumeric() || c == '_',
+        }
+    }
+
+    /// Whether the occurrence `text[start..end]` stands as a whole word under this rule.
+    pub fn whole_word_at(self, text: &str, start: usize, end: usize) -> bool {
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        !before.is_some_and(|c| self.is_word_char(c))
+            && !after.is_some_and(|c| self.is_word_char(c))
+    }
+}
+
 /// Newest message index (0 = newest) where each pattern occurs.
 #[derive(Debug, Clone)]
 pub struct Hits {
     any: Vec<u32>,
+    /// Whole-word hits under [`WordRule::Tavo`].
     word: Vec<u32>,
+    /// Whole-word hits under [`WordRule::SillyTavern`].
+    word_ascii: Vec<u32>,
     /// Patterns hit for the first time since the last [`ScanHits::take_fresh`].
     fresh: Vec<u32>,
 }
@@ -30,6 +80,7 @@ impl Hits {
         Self {
             any: vec![NONE; len],
             word: vec![NONE; len],
+            word_ascii: vec![NONE; len],
             fresh: Vec::new(),
         }
     }
@@ -70,11 +121,9 @@ pub fn is_cjk(c: char) -> bool {
         | 0xF900..=0xFAFF | 0xFF66..=0xFF9F | 0x20000..=0x3134F)
 }
 
-/// Whether the occurrence `text[start..end]` stands as a whole word.
+/// Whether the occurrence `text[start..end]` stands as a whole word ([`WordRule::Tavo`]).
 pub fn whole_word_at(text: &str, start: usize, end: usize) -> bool {
-    let before = text[..start].chars().next_back();
-    let after = text[end..].chars().next();
-    !before.is_some_and(is_word_char) && !after.is_some_and(is_word_char)
+    WordRule::Tavo.whole_word_at(text, start, end)
 }
 
 impl ScanHits {
@@ -128,18 +177,20 @@ impl ScanHits {
         }
     }
 
-    /// The newest message where `key` occurs under the entry's whole-word setting, if any.
-    pub fn plain(&self, key: &KeyRef, whole_word: bool) -> u32 {
+    /// The newest message where `key` occurs under the entry's whole-word setting (`None`:
+    /// anywhere), if any.
+    pub fn plain(&self, key: &KeyRef, whole_word: Option<WordRule>) -> u32 {
         match key {
             KeyRef::Plain { fold, id, spaced } => {
                 let hits = match fold {
                     Fold::Exact => &self.exact,
                     Fold::Lower => &self.lower,
                 };
-                let table = if whole_word && !spaced {
-                    &hits.word
-                } else {
-                    &hits.any
+                let table = match whole_word {
+                    _ if *spaced => &hits.any,
+                    None => &hits.any,
+                    Some(WordRule::Tavo) => &hits.word,
+                    Some(WordRule::SillyTavern) => &hits.word_ascii,
                 };
                 table.get(*id as usize).copied().unwrap_or(NONE)
             }
@@ -156,21 +207,27 @@ fn record(ac: &aho_corasick::AhoCorasick, text: &str, mark: u32, hits: &mut Hits
             hits.any[p] = mark;
             hits.fresh.push(p as u32);
         }
-        if hits.word[p] == NONE && whole_word_at(text, m.start(), m.end()) {
+        if hits.word[p] == NONE && WordRule::Tavo.whole_word_at(text, m.start(), m.end()) {
             hits.word[p] = mark;
+        }
+        if hits.word_ascii[p] == NONE
+            && WordRule::SillyTavern.whole_word_at(text, m.start(), m.end())
+        {
+            hits.word_ascii[p] = mark;
         }
     }
 }
 
-/// Newest index of `needle` in `texts` (already folded like the needle), or [`NONE`].
-pub fn find_in_texts(needle: &str, texts: &[&str], whole_word: bool) -> u32 {
+/// Newest index of `needle` in `texts` (already folded like the needle), or [`NONE`];
+/// `whole_word` is the rule of a whole-word key.
+pub fn find_in_texts(needle: &str, texts: &[&str], whole_word: Option<WordRule>) -> u32 {
     if needle.is_empty() {
         return NONE;
     }
-    let spaced = needle.chars().any(char::is_whitespace);
+    let rule = whole_word.filter(|_| !needle.chars().any(char::is_whitespace));
     for (i, text) in texts.iter().enumerate() {
         for (start, _) in text.match_indices(needle) {
-            if !whole_word || spaced || whole_word_at(text, start, start + needle.len()) {
+            if rule.is_none_or(|r| r.whole_word_at(text, start, start + needle.len())) {
                 return i as u32;
             }
         }
@@ -223,9 +280,53 @@ mod tests {
     }
 
     #[test]
+    fn sillytavern_whole_words_are_ascii_only() {
+        // (text, key, Tavo's rule, SillyTavern's `(?:^|\W)key(?:$|\W)` with ASCII `\W`)
+        let cases = [
+            ("the cat sat", "cat", true, true),
+            ("catalog", "cat", false, false),
+            ("bobcat", "cat", false, false),
+            ("cat_", "cat", false, false),
+            ("cat9", "cat", false, false),
+            ("café", "caf", false, true),
+            ("écaf", "caf", false, true),
+            ("naïve", "na", false, true),
+            ("котик", "кот", false, true),
+            ("小猫咪", "猫", true, true),
+            ("猫cat", "cat", true, true),
+            ("\u{1}cat\n", "cat", true, true),
+            ("x-ray", "ray", true, true),
+            ("Ωmega", "mega", false, true),
+        ];
+        for (text, key, tavo, st) in cases {
+            let start = text.find(key).unwrap_or_else(|| unreachable!());
+            let end = start + key.len();
+            assert_eq!(
+                WordRule::Tavo.whole_word_at(text, start, end),
+                tavo,
+                "Tavo: {key} in {text}"
+            );
+            assert_eq!(
+                WordRule::SillyTavern.whole_word_at(text, start, end),
+                st,
+                "SillyTavern: {key} in {text}"
+            );
+        }
+    }
+
+    #[test]
     fn dynamic_search() {
-        assert_eq!(find_in_texts("alex", &["no", "hi alex!"], true), 1);
-        assert_eq!(find_in_texts("alex", &["alexander"], true), NONE);
-        assert_eq!(find_in_texts("alex", &["alexander"], false), 0);
+        let tavo = Some(WordRule::Tavo);
+        let st = Some(WordRule::SillyTavern);
+        assert_eq!(find_in_texts("alex", &["no", "hi alex!"], tavo), 1);
+        assert_eq!(find_in_texts("alex", &["alexander"], tavo), NONE);
+        assert_eq!(find_in_texts("alex", &["alexander"], None), 0);
+        assert_eq!(find_in_texts("caf", &["un café"], tavo), NONE);
+        assert_eq!(find_in_texts("caf", &["un café"], st), 0);
+        assert_eq!(
+            find_in_texts("un caf", &["un café"], tavo),
+            0,
+            "spaced keys are substrings"
+        );
     }
 }

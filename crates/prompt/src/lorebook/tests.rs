@@ -651,3 +651,38 @@ fn unmentioned_entries_cost_nothing_but_disabled_ones_are_still_reported() {
     assert_eq!(r.activated, ["hit"]);
     assert_eq!(r.skipped, vec![("off".to_owned(), Gate::Disabled)]);
 }
+
+/// A lorebook imported from SillyTavern (`wordCharacters: "ascii"`) matches whole-word keys
+/// with SillyTavern's ASCII-only `\W`; a native lorebook keeps Tavo's Unicode rule. The same
+/// key in both books is matched under each book's own rule.
+#[test]
+fn whole_words_follow_the_lorebooks_word_rule() {
+    // (text, key, native activates, SillyTavern import activates)
+    let cases = [
+        ("Alex: un café noir", "caf", false, true),
+        ("Alex: котик спит", "кот", false, true),
+        ("Alex: the catalog", "cat", false, false),
+        ("Alex: a cat_toy", "cat", false, false),
+        ("Alex: the cat sat", "cat", true, true),
+        ("Alex: 小猫咪", "猫", true, true),
+        ("Alex: naïve", "na", false, true),
+        // Dynamic (macro) keys take the same rule: {{char}} is "Sera".
+        ("Alex: Seraé", "{{char}}", false, true),
+        ("Alex: Seraphina", "{{char}}", false, false),
+    ];
+    for (text, key, native, st) in cases {
+        let native_book = book(vec![entry("native", &[key])]);
+        let mut st_book = book(vec![entry("st", &[key])]);
+        st_book.id = Some(LorebookId(2));
+        st_book
+            .extra
+            .insert(WORD_CHARACTERS_KEY.into(), serde_json::json!("ascii"));
+        let r = run(&[native_book, st_book], &[text]);
+        let want: Vec<&str> = [("native", native), ("st", st)]
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(r.activated, want, "{key} in {text:?}");
+    }
+}
