@@ -324,6 +324,12 @@ pub fn activate(
     let mut recursion_exact: Vec<String> = Vec::new();
     let mut active_groups: HashSet<String> = HashSet::new();
 
+    // SillyTavern's delayed recursion: the lowest `delayUntilRecursion` level opens with the
+    // first recursion pass; when a pass brings nothing more to scan, the next level opens a
+    // pass of its own, which rescans the chat (and the recursion text so far) for the entries
+    // of every level reached.
+    let mut levels = index.delay_levels.iter().copied();
+    let mut current_level = levels.next().unwrap_or(0);
     for pass in 0..=options.max_recursion {
         candidates.absorb(index, hits.take_fresh());
         candidates.sort();
@@ -412,13 +418,19 @@ pub fn activate(
                 gates[i] = Some(Gate::Cooldown);
                 continue;
             }
-            if pass == 0 && traits.delay_until_recursion {
+            if traits.delay_level > 0 && (pass == 0 || traits.delay_level > current_level) {
                 continue;
             }
             found.push((i, reason, score));
         }
         if found.is_empty() {
-            break;
+            match levels.next() {
+                Some(level) => {
+                    current_level = level;
+                    continue;
+                }
+                None => break,
+            }
         }
         found.sort_by(|(a, ra, _), (b, rb, _)| {
             let sticky = |r: &Reason| u8::from(!matches!(r, Reason::Sticky));
@@ -529,7 +541,15 @@ pub fn activate(
             });
         }
         if !options.recursive || overflowed || recursion_text.is_empty() {
-            break;
+            // Nothing new to scan: the next delay level, if any, opens a pass (SillyTavern
+            // does not ask `recursive` for it).
+            match levels.next() {
+                Some(level) => {
+                    current_level = level;
+                    continue;
+                }
+                None => break,
+            }
         }
         let lower = recursion_text.to_lowercase();
         hits.scan(

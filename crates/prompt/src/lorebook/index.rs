@@ -62,8 +62,9 @@ pub struct EntryTraits {
     pub grouped: bool,
     /// `excludeRecursion`: only the chat can activate it.
     pub exclude_recursion: bool,
-    /// `delayUntilRecursion`: only recursion can activate it.
-    pub delay_until_recursion: bool,
+    /// `delayUntilRecursion` as SillyTavern's level: 0 = not delayed, `true` = 1, a number
+    /// = that level. Only a recursion pass at this level or a later one can activate it.
+    pub delay_level: u32,
     /// `preventRecursion`: its content is not scanned again.
     pub prevent_recursion: bool,
     /// Its lorebook's whole-word rule (`wordCharacters`).
@@ -86,10 +87,23 @@ impl EntryTraits {
                 || entry.extra.contains_key("characterFilter"),
             grouped: !super::groups::group_names(entry).is_empty(),
             exclude_recursion: flag("excludeRecursion"),
-            delay_until_recursion: flag("delayUntilRecursion"),
+            delay_level: delay_level(entry.extra.get("delayUntilRecursion")),
             prevent_recursion: flag("preventRecursion"),
             word_rule: super::scan::WordRule::Tavo,
         }
+    }
+}
+
+/// SillyTavern's `delayUntilRecursion`: `true` is level 1, a positive number is its level
+/// (a fraction rounds up, as ST compares levels numerically), anything else is not delayed.
+fn delay_level(v: Option<&serde_json::Value>) -> u32 {
+    match v {
+        Some(serde_json::Value::Bool(true)) => 1,
+        Some(serde_json::Value::Number(n)) => n
+            .as_f64()
+            .filter(|l| *l > 0.0)
+            .map_or(0, |l| l.ceil().min(f64::from(u32::MAX)) as u32),
+        _ => 0,
     }
 }
 
@@ -134,6 +148,8 @@ pub struct LorebookIndex {
     pub timer_keys: Vec<String>,
     /// Entry by timed-effect key.
     pub by_timer_key: HashMap<String, u32>,
+    /// The distinct `delayUntilRecursion` levels of enabled entries, ascending.
+    pub delay_levels: Vec<u32>,
 }
 
 #[derive(Default)]
@@ -273,6 +289,14 @@ impl LorebookIndex {
                 .any(|k| matches!(k, KeyRef::Dynamic(_)))
         });
         let any_group = entries.iter().any(|e| e.traits.grouped);
+        let mut delay_levels: Vec<u32> = entries
+            .iter()
+            .filter(|e| books[e.book].entries[e.entry].enabled)
+            .map(|e| e.traits.delay_level)
+            .filter(|l| *l > 0)
+            .collect();
+        delay_levels.sort_unstable();
+        delay_levels.dedup();
         let by_timer_key = timer_keys
             .iter()
             .enumerate()
@@ -286,6 +310,7 @@ impl LorebookIndex {
             static_gates,
             timer_keys,
             by_timer_key,
+            delay_levels,
             entries,
             exact: exact.build()?,
             lower: lower.build()?,

@@ -15,7 +15,10 @@
 //!   and independent of evaluation order.
 //! - Recursion is on (SillyTavern's default for new installs): content of activated entries
 //!   is scanned again, at most [`LorebookOptions::max_recursion`] passes; the imported
-//!   ST fields `preventRecursion`, `excludeRecursion`, `delayUntilRecursion` are honoured.
+//!   ST fields `preventRecursion`, `excludeRecursion`, `delayUntilRecursion` are honoured,
+//!   the last with SillyTavern's levels (`true` = 1, or a number): the lowest level opens
+//!   with the first recursion pass, and when a pass brings nothing new the next level opens a
+//!   pass of its own that rescans the chat, recursion on or off.
 //! - Budget: entries are admitted sticky first, then by `order` descending, then binding
 //!   rank; the first entry that does not fit closes the budget (SillyTavern).
 //! - Inclusion groups (`groupName`, or ST's `group`): SillyTavern's rules, with the weighted

@@ -686,3 +686,120 @@ fn whole_words_follow_the_lorebooks_word_rule() {
         assert_eq!(r.activated, want, "{key} in {text:?}");
     }
 }
+
+/// SillyTavern's `delayUntilRecursion` levels: `true` is level 1; the lowest level opens with
+/// the first recursion pass; when a pass brings nothing new, the next level opens a pass of its
+/// own that rescans the chat (also with recursion off).
+#[test]
+fn delayed_recursion_levels_open_one_after_another() {
+    let delayed = |id: &str, key: &str, level: serde_json::Value| {
+        let mut e = entry(id, &[key]);
+        e.extra.insert("delayUntilRecursion".into(), level);
+        e
+    };
+    let mut tower = entry("x", &["dragon"]);
+    tower.content = "a tower".into();
+    let off = LorebookOptions {
+        recursive: false,
+        ..LorebookOptions::default()
+    };
+    // (entries, chat, options, activated in order of activation)
+    let cases: Vec<(Vec<LorebookEntry>, &str, LorebookOptions, Vec<&str>)> = vec![
+        // Level 1 alone, nothing recursing: never reached (the first level is the first
+        // recursion pass, and there is none).
+        (
+            vec![delayed("b", "castle", true.into())],
+            "castle",
+            LorebookOptions::default(),
+            vec![],
+        ),
+        // Two levels: the second opens a pass that reads the chat, for levels 1 and 2.
+        (
+            vec![
+                delayed("b1", "castle", true.into()),
+                delayed("b2", "castle", 2.into()),
+            ],
+            "castle",
+            LorebookOptions::default(),
+            vec!["b1", "b2"],
+        ),
+        // The lowest level present opens with the first recursion pass, whatever its number.
+        (
+            vec![tower.clone(), delayed("y", "tower", 2.into())],
+            "dragon",
+            LorebookOptions::default(),
+            vec!["x", "y"],
+        ),
+        // Level 2 waits until the level-1 passes bring nothing new.
+        (
+            vec![
+                tower.clone(),
+                delayed("y1", "tower", 1.into()),
+                delayed("y2", "tower", 2.into()),
+            ],
+            "dragon",
+            LorebookOptions {
+                max_recursion: 1,
+                ..LorebookOptions::default()
+            },
+            vec!["x", "y1"],
+        ),
+        (
+            vec![
+                tower.clone(),
+                delayed("y1", "tower", 1.into()),
+                delayed("y2", "tower", 2.into()),
+            ],
+            "dragon",
+            LorebookOptions::default(),
+            vec!["x", "y1", "y2"],
+        ),
+        // Level 1 is reached by ordinary recursion.
+        (
+            vec![tower.clone(), delayed("y", "tower", true.into())],
+            "dragon",
+            LorebookOptions::default(),
+            vec!["x", "y"],
+        ),
+        // Recursion off: no recursion text, but the delay-level pass still runs.
+        (
+            vec![
+                delayed("b1", "castle", 1.into()),
+                delayed("b2", "castle", 2.into()),
+            ],
+            "castle",
+            off,
+            vec!["b1", "b2"],
+        ),
+        (
+            vec![tower, delayed("y", "tower", 2.into())],
+            "dragon",
+            off,
+            vec!["x"],
+        ),
+        // `false` and 0 are not delayed.
+        (
+            vec![
+                delayed("f", "castle", false.into()),
+                delayed("z", "castle", 0.into()),
+            ],
+            "castle",
+            LorebookOptions::default(),
+            vec!["f", "z"],
+        ),
+    ];
+    for (i, (entries, chat, options, want)) in cases.into_iter().enumerate() {
+        let r = run_with(
+            &[book(entries)],
+            &[chat],
+            10,
+            &mut TimedEffects::default(),
+            options,
+        );
+        let mut got = r.activated.clone();
+        got.sort();
+        let mut want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
+        want.sort();
+        assert_eq!(got, want, "case {i}");
+    }
+}
