@@ -73,7 +73,7 @@ enum Command {
     Chat(cmd::chat::ChatArgs),
     /// Create and change personas.
     Persona(cmd::persona::PersonaArgs),
-    /// Append and list a chat's messages.
+    /// Append, list, edit, delete and hide a chat's messages.
     Message(cmd::message::MessageArgs),
     /// Read and write chat, global and message variables.
     Var(cmd::var::VarArgs),
