@@ -88,13 +88,13 @@ async fn messages_find_append_update_delete() {
         .err(
             Some(chat),
             "tavo_message_append",
-            json!({"message": {"content": "no speaker"}}),
+            json!({"message": {"content": "no speaker", "characterId": 999}}),
         )
         .await;
     assert_eq!(
-        e["details"]["path"],
-        json!("message.characterId"),
-        "a chat without characters cannot infer one"
+        (e["code"].clone(), e["details"]["path"].clone()),
+        (json!("resource_not_found"), json!("message.characterId")),
+        "a speaker that does not exist is refused, naming the field"
     );
     let u = lib
         .ok(
