@@ -110,21 +110,30 @@ async fn the_append_tool_stores_the_receive_rewrite_and_update_the_edit_rewrite(
 fn append_checks_the_speaker_and_a_chat_without_rules_stores_the_text_as_given() {
     let lib = Lib::new();
     let chat = chat_with_rules(&lib);
-    let err = append_message(
-        &lib.store,
-        ChatId(chat),
-        MessageDraft {
-            character_id: Some(999),
-            ..MessageDraft::new(Role::Assistant, "x")
-        },
-    )
-    .expect_err("not a member");
-    assert_eq!(err.code.as_str(), "invalid_arguments");
+    let outsider = lib
+        .store
+        .create(&Character {
+            name: "Outsider".into(),
+            first_mes: "Hi".into(),
+            ..Character::default()
+        })
+        .expect("character");
+    let speaking = |id: i64| MessageDraft {
+        character_id: Some(id),
+        ..MessageDraft::new(Role::Assistant, "x")
+    };
+    let err =
+        append_message(&lib.store, ChatId(chat), speaking(outsider.0)).expect_err("not a member");
+    assert_eq!(err.code.as_str(), "invalid_arguments", "{}", err.message);
     assert!(
         err.message.contains("message.characterId"),
         "{}",
         err.message
     );
+    // A character that does not exist (deleted) is not found.
+    let err =
+        append_message(&lib.store, ChatId(chat), speaking(999)).expect_err("no such character");
+    assert_eq!(err.code.as_str(), "resource_not_found", "{}", err.message);
 
     let plain = lib.chat("plain");
     let w = append_message(
