@@ -88,11 +88,7 @@ impl LibraryAsset for Lorebook {
         self.validate()
     }
     fn fill_on_write(&mut self) {
-        for e in &mut self.entries {
-            if e.identifier.trim().is_empty() {
-                e.identifier = new_identifier();
-            }
-        }
+        fill_identifiers(self.entries.iter_mut().map(|e| &mut e.identifier));
     }
 }
 impl LibraryAsset for RegexGroup {
@@ -102,11 +98,7 @@ impl LibraryAsset for RegexGroup {
         self.validate()
     }
     fn fill_on_write(&mut self) {
-        for e in &mut self.entries {
-            if e.identifier.trim().is_empty() {
-                e.identifier = new_identifier();
-            }
-        }
+        fill_identifiers(self.entries.iter_mut().map(|e| &mut e.identifier));
     }
 }
 impl LibraryAsset for Chat {
@@ -114,6 +106,13 @@ impl LibraryAsset for Chat {
     const CREATE_REQUIRES: &'static [&'static str] = &[];
     fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
         self.validate()
+    }
+}
+
+/// Gives every blank identifier a fresh one (lorebook and regex entries alike).
+fn fill_identifiers<'a>(identifiers: impl Iterator<Item = &'a mut String>) {
+    for id in identifiers.filter(|id| id.trim().is_empty()) {
+        *id = new_identifier();
     }
 }
 
