@@ -87,6 +87,8 @@ enum Command {
     Audit(cmd::audit::AuditArgs),
     /// Serve the HTTP API (loopback by default; a token is required for any other address).
     Serve(cmd::serve::ServeArgs),
+    /// Serve tavo's MCP server on stdin/stdout; `tavo mcp info` prints the /mcp connection text.
+    Mcp(cmd::mcp::McpArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -131,6 +133,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Var(args) => cmd::var::run(args, &ctx),
         Command::Prompt(args) => cmd::prompt::run(args, &ctx),
         Command::Serve(args) => cmd::serve::run(args, &ctx),
+        Command::Mcp(args) => cmd::mcp::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

@@ -18,7 +18,15 @@ pub enum Kind {
     },
     /// One of these strings.
     Enum(&'static [&'static str]),
+    /// A secret string of at least `min_len` characters: stored, never shown by `get` (which
+    /// answers [`HIDDEN`] when it is set); [`secret`] reads it for the one door that shows it.
+    Secret {
+        min_len: usize,
+    },
 }
+
+/// What `get` answers for a secret that is set.
+pub const HIDDEN: &str = "(set; hidden)";
 
 /// One documented setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,7 +37,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 9] = [
+pub const SETTINGS: [SettingSpec; 13] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -75,7 +83,44 @@ pub const SETTINGS: [SettingSpec; 9] = [
         kind: Kind::Enum(&AddressPolicy::NAMES),
         about: "addresses tavo_web_fetch may reach: allowAll (default: loopback, private, link-local too) or publicOnly (hosted deployments); read at start",
     },
+    SettingSpec {
+        key: JAVASCRIPT_SETTING,
+        kind: Kind::Enum(&JAVASCRIPT_MODES),
+        about: "scripts in chat bubbles (advanced rendering, TavoJS): off (default: shown as HTML without scripts), ask (each card's scripts run once the user allows them), auto (run at once, in a sandboxed frame)",
+    },
+    SettingSpec {
+        key: MCP_ENABLED,
+        kind: Kind::Bool,
+        about: "tavo's MCP server at POST /mcp on tavo serve (default false); enabling it without a token generates one",
+    },
+    SettingSpec {
+        key: MCP_TOKEN,
+        kind: Kind::Secret { min_len: 16 },
+        about: "the bearer token MCP clients send (at least 16 characters); shown only by `tavo mcp info`",
+    },
+    SettingSpec {
+        key: MCP_SCOPE,
+        kind: Kind::Enum(&MCP_SCOPES),
+        about: "who may reach /mcp: loopback (default: this machine only) or network (any address the server listens on)",
+    },
 ];
+
+/// Tavo's MCP server on or off.
+pub const MCP_ENABLED: &str = "mcp.enabled";
+/// The MCP bearer token.
+pub const MCP_TOKEN: &str = "mcp.token";
+/// Who may reach the MCP server.
+pub const MCP_SCOPE: &str = "mcp.scope";
+/// The values of [`MCP_SCOPE`], the default first.
+pub const MCP_SCOPES: [&str; 2] = ["loopback", "network"];
+
+/// The global JavaScript switch of advanced rendering (Tavo's "JavaScript 支持"). Bubble scripts
+/// are content from strangers, so the default is `off`; the browser app reads it to decide
+/// whether a message's scripts run, and asks once per card under `ask`.
+pub const JAVASCRIPT_SETTING: &str = "rendering.javascript";
+
+/// The values of [`JAVASCRIPT_SETTING`], the default first.
+pub const JAVASCRIPT_MODES: [&str; 3] = ["off", "ask", "auto"];
 
 /// Why a setting was refused.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +169,22 @@ pub fn parse(key: &str, raw: &str) -> Result<Value, SettingError> {
             Some(n) if (min..=max).contains(&n) => Ok(Value::from(n)),
             _ => Err(invalid(format!("an integer from {min} to {max}"))),
         },
+        Kind::Secret { min_len } => {
+            let text = match &json {
+                Some(Value::String(s)) => s.as_str(),
+                _ => raw_trim,
+            };
+            if text.chars().count() >= min_len && !text.chars().any(char::is_whitespace) {
+                Ok(Value::String(text.to_owned()))
+            } else {
+                Err(SettingError::Invalid {
+                    key: spec.key,
+                    expected: format!("at least {min_len} characters without spaces"),
+                    // The refused value is a secret too.
+                    got: format!("{} characters", text.chars().count()),
+                })
+            }
+        }
         Kind::Enum(names) => {
             let text = match &json {
                 Some(Value::String(s)) => s.as_str(),
@@ -142,7 +203,16 @@ pub fn parse(key: &str, raw: &str) -> Result<Value, SettingError> {
 pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     let spec = spec(key).ok_or_else(|| SettingError::Unknown(key.to_owned()))?;
     if let Some(v) = store.setting_get(spec.key)? {
+        if matches!(spec.kind, Kind::Secret { .. }) {
+            return Ok(Value::from(HIDDEN));
+        }
         return Ok(v);
+    }
+    if spec.key == MCP_ENABLED {
+        return Ok(Value::Bool(false));
+    }
+    if spec.key == MCP_SCOPE {
+        return Ok(Value::from(MCP_SCOPES[0]));
     }
     if spec.key == AddressPolicy::SETTING {
         return Ok(Value::from(AddressPolicy::default().as_str()));
@@ -153,6 +223,9 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     if spec.key == crate::prompt::PRESET_SAMPLERS_SETTING {
         return Ok(Value::Bool(true));
     }
+    if spec.key == JAVASCRIPT_SETTING {
+        return Ok(Value::from(JAVASCRIPT_MODES[0]));
+    }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec
         .key
@@ -162,11 +235,38 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
         .unwrap_or(Value::Null))
 }
 
-/// Validates and stores `key`; returns the stored value.
+/// Validates and stores `key`; returns the stored value (a secret as [`HIDDEN`]). Enabling the
+/// MCP server with no token set generates one, as Tavo does.
 pub fn set(store: &Store, key: &str, raw: &str) -> Result<Value, SettingError> {
     let value = parse(key, raw)?;
-    store.setting_set(key, &value)?;
-    Ok(value)
+    store.write(|tx| {
+        tx.setting_set(key, &value)?;
+        if key == MCP_ENABLED && value == Value::Bool(true) && tx.setting_get(MCP_TOKEN)?.is_none()
+        {
+            tx.setting_set(MCP_TOKEN, &Value::from(new_token()))?;
+        }
+        Ok(())
+    })?;
+    match spec(key).map(|s| s.kind) {
+        Some(Kind::Secret { .. }) => Ok(Value::from(HIDDEN)),
+        _ => Ok(value),
+    }
+}
+
+/// The stored value of a secret setting (`None` when unset), for the door that shows it.
+pub fn secret(store: &Store, key: &str) -> Result<Option<String>, SettingError> {
+    Ok(store
+        .setting_get(key)?
+        .and_then(|v| v.as_str().map(str::to_owned)))
+}
+
+/// A fresh random token: 32 hex digits (122 random bits of two v4 UUIDs' worth).
+pub fn new_token() -> String {
+    format!(
+        "tavo_{}{}",
+        uuid::Uuid::new_v4().simple(),
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
 }
 
 #[cfg(test)]
@@ -195,6 +295,36 @@ mod tests {
         );
         assert!(parse("tools.reasoningMode", "sometimes").is_err());
         assert!(parse("tools.nope", "1").is_err_and(|e| e.to_string().contains("tools.enabled")));
+    }
+
+    #[test]
+    fn bubble_javascript_is_off_by_default_and_takes_the_three_modes() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            get(&store, "rendering.javascript").ok(),
+            Some(Value::from("off"))
+        );
+        for mode in ["ask", "auto", "off"] {
+            assert_eq!(
+                set(&store, "rendering.javascript", mode).ok(),
+                Some(Value::from(mode))
+            );
+            assert_eq!(
+                get(&store, "rendering.javascript").ok(),
+                Some(Value::from(mode))
+            );
+        }
+        let refused = set(&store, "rendering.javascript", "always");
+        assert!(
+            refused.is_err_and(|e| e.to_string().contains("one of off, ask, auto")),
+            "a bad mode names the values"
+        );
+        assert_eq!(
+            get(&store, "rendering.javascript").ok(),
+            Some(Value::from("off")),
+            "a refused value changes nothing"
+        );
     }
 
     #[test]

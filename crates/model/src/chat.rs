@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// `extra` keeps what other programs store per chat (SillyTavern's `chat_metadata`,
 /// `user_name`, `character_name`, `create_date` of the header line …).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Chat {
     /// Unique id; `None` until stored.
@@ -34,12 +34,36 @@ pub struct Chat {
     pub regexes: Vec<Summary<RegexId>>,
     /// Chat-level background override; `null` = use the theme.
     pub background: Option<ChatBackground>,
+    /// Advanced rendering (Tavo's 高级前端渲染, per chat, on by default): the browser app shows
+    /// a message's display copy as HTML + CSS (scripts then follow the global
+    /// `rendering.javascript` setting); off, it shows Markdown only. A chat stored before the
+    /// flag existed reads as on. The stored messages never change either way.
+    pub advanced_rendering: bool,
     /// Creation time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_date: Option<DateTime<Utc>>,
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl Default for Chat {
+    fn default() -> Self {
+        Chat {
+            id: None,
+            revision: Revision::default(),
+            name: String::new(),
+            characters: Vec::new(),
+            persona: None,
+            preset: None,
+            lorebooks: Vec::new(),
+            regexes: Vec::new(),
+            background: None,
+            advanced_rendering: true,
+            creation_date: None,
+            extra: Extra::default(),
+        }
+    }
 }
 
 /// Chat-level background override (seed: `background: { image | useAvatar | color, opacity }`).
@@ -151,6 +175,22 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn advanced_rendering_is_on_unless_stored_off() {
+        let old: Chat = serde_json::from_value(serde_json::json!({"name": "before the flag"}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            old.advanced_rendering,
+            "a chat without the field reads as on"
+        );
+        let off: Chat = serde_json::from_value(serde_json::json!({"advancedRendering": false}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!off.advanced_rendering);
+        let v = serde_json::to_value(&off).unwrap_or_default();
+        assert_eq!(v["advancedRendering"], serde_json::json!(false));
+        assert!(Chat::default().advanced_rendering);
+    }
 
     #[test]
     fn background_precedence_is_avatar_image_color() {

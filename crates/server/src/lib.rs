@@ -15,12 +15,14 @@
 //! - [`replies`]: replies started in the engine, their status on the global stream.
 //! - [`routes`]: one module per group of routes, and the router with its OpenAPI document.
 //! - [`static_app`]: the browser app (`web/`, embedded at build time) at `/`.
+//! - [`mcp`]: Tavo's MCP server: `POST /mcp` (own switch, scope and token) and stdio.
 //! - [`Server`]: binding, serving, graceful shutdown.
 
 mod config;
 mod error;
 mod hub;
 mod library;
+mod mcp;
 mod memory;
 mod replies;
 mod routes;
@@ -45,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{ConfigError, Limits, Overrides, ServeConfig};
 pub use error::ApiError;
 pub use hub::Hub;
+pub use mcp::{McpServeError, TavoMcp, serve_stdio};
 pub use state::AppState;
 
 /// How long shutdown waits for requests in flight after the signal.
@@ -188,7 +191,11 @@ impl Server {
         let stop = shutdown.clone();
         // Routes resolved once, then shared by every connection: `serve(listener, router)`
         // would copy the whole route table for each connection.
-        let router = self.router.with_state::<()>(()).into_make_service();
+        let router = self
+            .router
+            .with_state::<()>(())
+            // The peer's address decides `mcp.scope loopback`.
+            .into_make_service_with_connect_info::<SocketAddr>();
         // Event streams are many small writes, each of which should leave at once: with
         // Nagle's algorithm on, a small write waits while an earlier one is unacknowledged,
         // and a delayed ACK can hold it for tens of milliseconds. hyper already writes each
@@ -242,10 +249,13 @@ fn flatten(result: Result<std::io::Result<()>, tokio::task::JoinError>) -> Resul
 /// The complete application: routes, the guard, JSON errors.
 pub fn app(state: AppState) -> Router {
     let guard = state.guard.clone();
+    let mcp = mcp::http::router(state.clone());
     let (router, _api) = routes::router(state);
     router
         .layer(axum::middleware::from_fn_with_state(guard, security::guard))
         .layer(axum::middleware::map_response(routes::json_errors))
+        // Outside the API's guard: /mcp has its own switch, scope and token.
+        .merge(mcp)
 }
 
 /// The OpenAPI document (for `docs/api.md` and tests) without binding anything.

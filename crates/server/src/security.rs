@@ -88,7 +88,7 @@ impl Guard {
         .ok()
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
+    pub(crate) fn host_allowed(&self, host: &str) -> bool {
         let name = host_name(host).to_ascii_lowercase();
         if name.is_empty() {
             return false;
@@ -264,7 +264,7 @@ fn origin_host(origin: &str) -> &str {
     origin.split_once("://").map_or(origin, |(_, rest)| rest)
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -20,6 +20,7 @@ pub mod files;
 mod import;
 mod messages;
 mod migrations;
+mod requests;
 mod settings;
 mod store;
 mod variables;
@@ -32,6 +33,7 @@ pub use error::{Result, StoreError};
 pub use files::{FileEntry, FilePage, FileScope, FileStore};
 pub use import::{CardBindings, CharacterExport, ChatImportResult, image_mime_type};
 pub use messages::MessageFilter;
+pub use requests::{AnsweredRequest, REQUEST_CAPACITY, REQUEST_RETENTION_HOURS};
 pub use store::{DATABASE_FILE, Store, Tx, default_data_dir};
 pub use variables::VarScope;
 

@@ -163,11 +163,25 @@ CREATE TABLE preset_links (
 ) STRICT;
 "#;
 
+/// The answers to writes sent with a `clientRequestId` (MCP write safety), so a retried write
+/// happens once, even across a restart.
+const V3: &str = r#"
+CREATE TABLE client_requests (
+    id        TEXT PRIMARY KEY NOT NULL,
+    operation TEXT NOT NULL,
+    digest    TEXT NOT NULL,
+    result    TEXT NOT NULL,
+    at        TEXT NOT NULL
+) STRICT;
+CREATE INDEX client_requests_at ON client_requests (at);
+"#;
+
 /// Every migration, oldest first. The database's `user_version` records how many ran.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(V1).comment("library, messages, variables, state, audit"),
         M::up(V2).comment("card and preset links to their lorebook and regex group"),
+        M::up(V3).comment("answers to idempotent writes (clientRequestId)"),
     ])
 }
 

@@ -288,6 +288,88 @@ fn replace_one<A: LibraryAsset>(
         .map_err(|e| write_error("writing", e))
 }
 
+fn preview_update_one<A: LibraryAsset>(
+    store: &Store,
+    mut patch: Map<String, Value>,
+) -> Result<UpdatePreview, ToolError> {
+    let id = positive_id(&patch, A::LABEL)?;
+    normalize_names::<A>(&mut patch)?;
+    let stored = store
+        .asset_json(A::KIND, id)
+        .map_err(|e| write_error("reading", e))?;
+    let Some(Value::Object(before)) = stored else {
+        return Err(ToolError::not_found(A::LABEL, id));
+    };
+    let revision = before.get("revision").and_then(Value::as_u64).unwrap_or(0);
+    let mut merged = before.clone();
+    for (k, v) in patch {
+        if k != "revision" {
+            merged.insert(k, v);
+        }
+    }
+    let asset: A = parse(merged, false)?;
+    let mut after = match serde_json::to_value(&asset) {
+        Ok(Value::Object(m)) => m,
+        _ => return Err(ToolError::internal("previewing the update")),
+    };
+    after.insert("id".into(), json!(id));
+    after.insert("revision".into(), json!(revision));
+    Ok(UpdatePreview {
+        id,
+        revision,
+        before: Value::Object(before),
+        after,
+    })
+}
+
+/// What an update would do, checked but not stored (a dry run shows it; the write itself is
+/// [`replace_asset`] of `after` at `revision`, so a write in between is a conflict).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdatePreview {
+    /// The asset's id.
+    pub id: i64,
+    /// The revision the preview was made from.
+    pub revision: u64,
+    /// The asset as stored (the JSON every read shows).
+    pub before: Value,
+    /// The asset as the update would store it (validated, defaults filled).
+    pub after: Map<String, Value>,
+}
+
+/// The update of `patch` (which names the `id`) over the stored asset, validated, without
+/// storing it: same merge and checks as [`update_asset`].
+pub fn preview_update(
+    store: &Store,
+    kind: AssetKind,
+    patch: Map<String, Value>,
+) -> Result<UpdatePreview, ToolError> {
+    match kind {
+        AssetKind::Character => preview_update_one::<Character>(store, patch),
+        AssetKind::Persona => preview_update_one::<Persona>(store, patch),
+        AssetKind::Preset => preview_update_one::<Preset>(store, patch),
+        AssetKind::Lorebook => preview_update_one::<Lorebook>(store, patch),
+        AssetKind::Regex => preview_update_one::<RegexGroup>(store, patch),
+        AssetKind::Chat => preview_update_one::<Chat>(store, patch),
+    }
+}
+
+/// The asset a create of `obj` would store, as JSON, validated and with its defaults filled;
+/// nothing is stored.
+pub fn preview_create(kind: AssetKind, obj: Map<String, Value>) -> Result<Value, ToolError> {
+    fn one<A: LibraryAsset>(obj: Map<String, Value>) -> Result<Value, ToolError> {
+        let asset = prepare_create::<A>(obj)?;
+        serde_json::to_value(&asset).map_err(|_| ToolError::internal("previewing the create"))
+    }
+    match kind {
+        AssetKind::Character => one::<Character>(obj),
+        AssetKind::Persona => one::<Persona>(obj),
+        AssetKind::Preset => one::<Preset>(obj),
+        AssetKind::Lorebook => one::<Lorebook>(obj),
+        AssetKind::Regex => one::<RegexGroup>(obj),
+        AssetKind::Chat => Err(chat_refused()),
+    }
+}
+
 /// `{label}.id`, a positive integer.
 pub fn positive_id(obj: &Map<String, Value>, label: &str) -> Result<i64, ToolError> {
     let path = format!("{label}.id");

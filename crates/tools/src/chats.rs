@@ -137,6 +137,9 @@ pub struct NewChat {
     /// Add the first character's greeting as message 0, other greetings as its swipes. Default true.
     #[serde(default)]
     pub greeting: Option<bool>,
+    /// Advanced rendering: the browser app shows messages as HTML + CSS (default true).
+    #[serde(default)]
+    pub advanced_rendering: Option<bool>,
 }
 
 /// The fields an update may change; absent fields are kept.
@@ -164,6 +167,10 @@ pub struct ChatEdit {
     /// Per-chat background override; null clears it.
     #[serde(default, deserialize_with = "double_option")]
     pub background: Option<Option<BackgroundArg>>,
+    /// Advanced rendering: messages shown as HTML + CSS in the browser app (true), or as
+    /// Markdown only (false).
+    #[serde(default, rename = "advancedRendering")]
+    pub advanced_rendering: Option<bool>,
 }
 
 /// What [`create_chat`] stored.
@@ -385,6 +392,21 @@ pub fn greeting_message(
     Some(message)
 }
 
+/// The library's active preset (`preset.active`, set by `tavo_preset_set_active`), which a
+/// chat created without a preset binds; none when unset or deleted since.
+fn active_preset(tx: &Tx<'_>) -> Result<Option<Summary<PresetId>>, StoreError> {
+    let Some(id) = tx
+        .setting_get(crate::mcp::ACTIVE_PRESET)?
+        .and_then(|v| v.as_i64())
+    else {
+        return Ok(None);
+    };
+    Ok(tx.get::<Preset>(PresetId(id))?.map(|p| Summary {
+        id: PresetId(id),
+        name: p.name,
+    }))
+}
+
 /// Creates a chat with its bindings and greeting in one transaction.
 pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError> {
     let now = tavo_prompt::local_now();
@@ -419,6 +441,9 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
                 })
             })
             .transpose()?;
+        if chat.preset.is_none() {
+            chat.preset = active_preset(tx)?;
+        }
         let lorebooks = resolve_list::<Lorebook>(tx, &new.lorebooks, "chat.lorebooks")?;
         let regexes = resolve_list::<RegexGroup>(tx, &new.regexes, "chat.regexes")?;
         if let Some(b) = new.background.clone() {
@@ -433,6 +458,7 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
         chat.lorebooks = merged(own.lorebooks, lorebooks);
         chat.regexes = merged(own.regexes, regexes);
         chat.characters = members;
+        chat.advanced_rendering = new.advanced_rendering.unwrap_or(true);
         chat.creation_date = Some(chrono::Utc::now());
         let persona = match &chat.persona {
             Some(p) => tx.get::<Persona>(p.id)?,
@@ -501,6 +527,9 @@ pub fn update_chat(store: &Store, id: ChatId, edit: ChatEdit) -> Result<Value, T
             Some(None) => chat.background = None,
             Some(Some(b)) => chat.background = Some(background(b)?),
         }
+        if let Some(on) = edit.advanced_rendering {
+            chat.advanced_rendering = on;
+        }
         tx.update(&chat, None)?;
         Ok(tx
             .asset_json(AssetKind::Chat, id.0)?
@@ -530,6 +559,38 @@ pub fn clone_chat(store: &Store, id: ChatId, name: Option<String>) -> Result<Cha
         StoreError::NotFound { .. } => ToolError::not_found("chat", id),
         other => err(other),
     })
+}
+
+/// Restarts a chat (Tavo's "重启聊天"): every message is deleted and the first character's
+/// greeting starts it again, in one transaction; the characters, bindings, variables and files
+/// stay. Returns the greeting's id (none when the card has no greeting).
+pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolError> {
+    let now = tavo_prompt::local_now();
+    let r = store.write_with(|tx| -> Result<Option<MessageId>, Fail> {
+        let chat = tx.chat_get(id)?.ok_or_else(|| StoreError::NotFound {
+            kind: "chat",
+            id: id.to_string(),
+        })?;
+        for message in tx.messages_all(id)? {
+            if let Some(m) = message.id {
+                tx.message_delete(m)?;
+            }
+        }
+        let mut characters = Vec::new();
+        for member in &chat.characters {
+            if let Some(c) = tx.get::<Character>(member.id)? {
+                characters.push(c);
+            }
+        }
+        let persona = match &chat.persona {
+            Some(p) => tx.get::<Persona>(p.id)?,
+            None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
+        };
+        Ok(greeting_message(&characters, persona.as_ref(), now)
+            .map(|m| tx.message_append(id, &m))
+            .transpose()?)
+    });
+    finish("restarting the chat", r)
 }
 
 #[cfg(test)]

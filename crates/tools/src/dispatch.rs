@@ -242,6 +242,11 @@ impl Dispatcher {
         &self.services
     }
 
+    /// The library calls work on.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The gate in front of the blocking pool.
     pub fn gate(&self) -> &Gate {
         &self.gate

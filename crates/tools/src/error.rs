@@ -154,6 +154,12 @@ impl ToolError {
         )
     }
 
+    /// The error of a failure envelope's `error` object (what [`ToolError::to_envelope`] wrote);
+    /// anything else is an internal error.
+    pub fn from_envelope(error: &Value) -> Self {
+        serde_json::from_value(error.clone()).unwrap_or_else(|_| Self::internal("the call"))
+    }
+
     /// Serialises into the failure envelope.
     pub fn to_envelope(&self) -> Value {
         let mut error = Map::new();

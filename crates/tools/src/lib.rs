@@ -22,6 +22,8 @@
 //! - [`chats`]: creating a chat (bindings checked in one transaction, the greeting with its
 //!   swipes, the card's own lorebook and regex group bound) and rebinding one.
 //! - [`ops`]: the built-in operations, one module per namespace.
+//! - [`mcp`]: Tavo's MCP tool set and resources (names, search arguments, write safety), thin
+//!   doors onto the same operations; the protocol itself is the server's.
 
 pub mod approval;
 pub mod ask;
@@ -37,6 +39,7 @@ pub mod exposure;
 pub mod extension;
 pub mod gate;
 pub mod library;
+pub mod mcp;
 pub mod messages;
 pub mod operation;
 pub mod ops;

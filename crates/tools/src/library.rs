@@ -171,7 +171,7 @@ pub fn import_value(
 }
 
 /// The name a nameless asset imported through [`import_value`] gets.
-fn default_name(kind: AssetKind) -> &'static str {
+pub fn default_name(kind: AssetKind) -> &'static str {
     match kind {
         AssetKind::Character => "Character",
         AssetKind::Persona => "Persona",

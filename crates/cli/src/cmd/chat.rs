@@ -57,6 +57,9 @@ enum ChatCommand {
         /// Unbind every regex group (the characters' own included).
         #[arg(long, conflicts_with = "regexes")]
         no_regexes: bool,
+        /// Advanced rendering in the browser app: messages as HTML + CSS (on) or Markdown only (off).
+        #[arg(long, value_name = "on|off", value_parser = on_off)]
+        advanced_rendering: Option<bool>,
     },
     /// Copy a chat with its messages, variables, memory and files; prints the new id.
     Clone {
@@ -90,6 +93,15 @@ struct Bindings {
     name: Option<String>,
 }
 
+/// `on`/`off` (also `true`/`false`) for a switch flag.
+fn on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" | "true" => Ok(true),
+        "off" | "false" => Ok(false),
+        _ => Err(format!("expected on or off, got {s:?}")),
+    }
+}
+
 fn refs(ids: &[i64]) -> Vec<AssetRef> {
     ids.iter().copied().map(AssetRef::from).collect()
 }
@@ -120,6 +132,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 background: None,
                 card_bindings: Some(!no_card_bindings),
                 greeting: Some(!no_greeting),
+                advanced_rendering: None,
             };
             create_chat(&store, new).map_err(refused)?.id
         }
@@ -130,6 +143,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             no_preset,
             no_lorebooks,
             no_regexes,
+            advanced_rendering,
         } => {
             let one = |flag: Option<i64>, clear: bool| {
                 if clear {
@@ -147,6 +161,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 lorebooks: list(&b.lorebooks, no_lorebooks),
                 regexes: list(&b.regexes, no_regexes),
                 background: None,
+                advanced_rendering,
             };
             update_chat(&store, ChatId(id), edit).map_err(refused)?;
             ChatId(id)

@@ -9,6 +9,7 @@ pub mod export;
 pub mod import;
 pub mod list;
 pub mod llm;
+pub mod mcp;
 pub mod message;
 pub mod persona;
 pub mod prompt;

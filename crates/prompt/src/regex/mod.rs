@@ -4,6 +4,7 @@
 mod js;
 mod pattern;
 mod pipeline;
+mod tester;
 mod views;
 
 #[cfg(test)]
@@ -15,4 +16,5 @@ pub use pipeline::{
     RegexApplied, RegexCache, RegexIssue, RegexReport, RegexRule, RegexRules, RegexRun,
     RegexTarget, Stage,
 };
+pub use tester::{RuleMatch, RuleSample, RuleTest, test_rule};
 pub use views::{MessageViews, message_views, persist_rewrite};

@@ -295,18 +295,7 @@ impl RegexRun<'_> {
             if selected.is_empty() {
                 continue;
             }
-            let find = match rule.entry.substitution {
-                Substitution::None => rule.entry.find_regex.clone(),
-                Substitution::Raw => macros.render(&rule.entry.find_regex, self.ctx).text,
-                Substitution::Escaped => {
-                    let options = RenderOptions {
-                        regex_escape_results: true,
-                    };
-                    macros
-                        .render_with(&rule.entry.find_regex, self.ctx, options)
-                        .text
-                }
-            };
+            let find = rendered_find(&rule.entry, macros, self.ctx);
             if find.is_empty() {
                 continue;
             }
@@ -395,6 +384,25 @@ impl RegexRun<'_> {
                 ),
                 other => format!("{other}; the rule was skipped"),
             },
+        }
+    }
+}
+
+/// The rule's `findRegex` after its `substitution` mode (macros expanded verbatim, escaped,
+/// or not at all); the rule tester uses it too, so it tests exactly the pattern a run uses.
+pub(super) fn rendered_find(
+    entry: &RegexEntry,
+    macros: &mut MacroState,
+    ctx: &MacroContext,
+) -> String {
+    match entry.substitution {
+        Substitution::None => entry.find_regex.clone(),
+        Substitution::Raw => macros.render(&entry.find_regex, ctx).text,
+        Substitution::Escaped => {
+            let options = RenderOptions {
+                regex_escape_results: true,
+            };
+            macros.render_with(&entry.find_regex, ctx, options).text
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             "Update this chat: {name?, characters? (ids, replaces the list), persona? (id or null), \
              preset? (id or null), lorebooks? (ids, replaces the list; [] unbinds all), regexes? (ids, \
              replaces the list), background? ({image, opacity} | {useAvatar: true} | {color}, or null to \
-             clear)}. All in one transaction: one unknown id changes nothing. The background override \
+             clear), advancedRendering? (true: messages shown as HTML + CSS)}. All in one transaction: one unknown id changes nothing. The background override \
              never changes the theme. Returns the chat object.",
         )
         .keywords(KW),
