@@ -5,7 +5,10 @@ import { signal } from '@preact/signals';
 
 /**
  * @typedef {{name: 'library'} | {name: 'character', id: number} | {name: 'chat', id: number}
- *   | {name: 'chats'} | {name: 'settings'} | {name: 'notfound', path: string}} Route
+ *   | {name: 'chats'} | {name: 'settings'} | {name: 'notfound', path: string}
+ *   | {name: 'characterEdit', id: number} | {name: 'preset', id: number} | {name: 'lorebook', id: number}
+ *   | {name: 'regex', id: number} | {name: 'prompt', id: number} | {name: 'themes'}
+ *   | {name: 'assets', kind: 'preset'|'lorebook'|'regex'}} Route
  */
 
 /** @param {string} path @returns {Route} */
@@ -17,6 +20,14 @@ export function parse(path) {
   if ((m = /^\/chats\/(\d+)$/.exec(p))) return { name: 'chat', id: Number(m[1]) };
   if (p === '/chats') return { name: 'chats' };
   if (p === '/settings') return { name: 'settings' };
+  // The workbench (issue 16): editors, the prompt inspector, themes.
+  if ((m = /^\/characters\/(\d+)\/edit$/.exec(p))) return { name: 'characterEdit', id: Number(m[1]) };
+  if ((m = /^\/(presets|lorebooks|regex)\/(\d+)$/.exec(p))) {
+    return { name: m[1] === 'presets' ? 'preset' : m[1] === 'lorebooks' ? 'lorebook' : 'regex', id: Number(m[2]) };
+  }
+  if ((m = /^\/(presets|lorebooks|regex)$/.exec(p))) return { name: 'assets', kind: m[1] === 'presets' ? 'preset' : m[1] === 'lorebooks' ? 'lorebook' : 'regex' };
+  if ((m = /^\/chats\/(\d+)\/prompt$/.exec(p))) return { name: 'prompt', id: Number(m[1]) };
+  if (p === '/themes') return { name: 'themes' };
   return { name: 'notfound', path: p };
 }
 

@@ -14,6 +14,7 @@
 //! - [`limits`], [`settings`]: the adjustable limits and the settings catalogue.
 //! - [`prompt`]: the base prompt as canonical messages, the tool-use hint.
 //! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
+//! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 
 mod control;
 pub mod display;
@@ -26,6 +27,7 @@ mod limits;
 mod offload;
 mod persist;
 pub mod prompt;
+pub mod regex_test;
 pub mod settings;
 pub mod status;
 mod summary;

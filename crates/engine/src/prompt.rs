@@ -597,6 +597,59 @@ pub struct Preview {
     pub connection: Option<String>,
 }
 
+impl Preview {
+    /// The messages as `[{role, content}]`, what `tavo prompt --json` prints (the first
+    /// request carries text only).
+    pub fn messages_json(&self) -> Value {
+        Value::Array(
+            self.request
+                .messages
+                .iter()
+                .map(|m| serde_json::json!({"role": role_name(m.role), "content": m.joined_text()}))
+                .collect(),
+        )
+    }
+
+    /// The explain record as one JSON object: what `tavo prompt --explain --json` prints and
+    /// `GET /api/chats/{id}/prompt` answers, from this one function so the two never differ.
+    /// `historyCut` is the warning a reply shows when history was left out (or null).
+    pub fn explain_json(&self) -> Value {
+        let e = &self.base.explain;
+        let r = &self.request;
+        let tool_choice = match &r.tool_choice {
+            ToolChoice::Auto => serde_json::json!("auto"),
+            ToolChoice::None => serde_json::json!("none"),
+            ToolChoice::Required => serde_json::json!("required"),
+            ToolChoice::Tool(name) => serde_json::json!({"tool": name}),
+        };
+        serde_json::json!({
+            "messages": self.messages_json(),
+            "tools": r.tools,
+            "toolChoice": tool_choice,
+            "model": r.model,
+            "connection": self.connection,
+            "parameters": self.base.parameters.sources,
+            "converter": self.base.converter,
+            "activatedEntries": e.activated_entries,
+            "skippedEntries": e.skipped_entries,
+            "regexApplied": e.regex_applied,
+            "tokens": e.tokens,
+            "diagnostics": e.diagnostics,
+            "historyCut": self.base.history_cut(),
+        })
+    }
+}
+
+/// A role's wire name.
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
 /// Builds the next reply's first request without sending it. `registry` and `services` are
 /// the engine's (a reply's services), so the declarations are the reply's.
 pub(crate) fn preview(

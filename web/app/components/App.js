@@ -10,6 +10,8 @@ import { ChatView } from './ChatView.js';
 import { ChatList } from './ChatList.js';
 import { Settings } from './Settings.js';
 import { Toasts } from './Toasts.js';
+import { workbenchScreen } from './Workbench.js';
+import { AppTheme } from './AppTheme.js';
 
 export function App() {
   if (session.value === 'checking') return html`<div class="splash" aria-busy="true">tavo</div>`;
@@ -37,7 +39,7 @@ export function App() {
       screen = html`<${Settings} />`;
       break;
     default:
-      screen = html`<section class="screen"><h1>Not found</h1><p>Nothing lives at <code>${r.path}</code>.</p>
+      screen = workbenchScreen(r) || html`<section class="screen"><h1>Not found</h1><p>Nothing lives at <code>${r.name === 'notfound' ? r.path : location.pathname}</code>.</p>
         <p><a href="/" onClick=${link}>Back to the library</a></p></section>`;
   }
   return html`
@@ -47,9 +49,14 @@ export function App() {
         ${nav('/', 'Characters', r.name === 'library' || r.name === 'character')}
         ${nav('/chats', 'Chats', r.name === 'chats' || r.name === 'chat')}
         ${waiting ? html`<span class="badge" role="status" title="Replies waiting for you">${waiting} waiting</span>` : null}
+        ${nav('/presets', 'Presets', r.name === 'preset' || (r.name === 'assets' && r.kind === 'preset'))}
+        ${nav('/lorebooks', 'Lorebooks', r.name === 'lorebook' || (r.name === 'assets' && r.kind === 'lorebook'))}
+        ${nav('/regex', 'Regex', r.name === 'regex' || (r.name === 'assets' && r.kind === 'regex'))}
+        ${nav('/themes', 'Themes', r.name === 'themes')}
         ${nav('/settings', 'Settings', r.name === 'settings')}
       </nav>
     </header>
+    <${AppTheme} />
     <main id="main">${screen}</main>
     <${Toasts} />`;
 }

@@ -72,6 +72,7 @@ export function CharacterPage({ id }) {
             <ul>${FORMATS.map(([f, label]) => html`<li key=${f}><a href=${`/api/export/character/${id}?format=${f}`} download>${label}</a></li>`)}</ul>
           </details>
           <button type="button" onClick=${() => setEditing(true)} disabled=${editing}>Edit</button>
+          <a class="button" href=${`/characters/${id}/edit`} onClick=${link}>Open the editor</a>
           <button type="button" class="danger" onClick=${remove}>Delete</button>
         </div>
       </div>

@@ -64,6 +64,7 @@ function ChatHeader({ panel, togglePanel }) {
     <details class="menu">
       <summary class="button small">Chat</summary>
       <ul>
+        <li><a href=${`/chats/${chat.id}/prompt`} onClick=${link}>Inspect the next prompt</a></li>
         <li><a href=${`/api/export/chat/${chat.id}?format=jsonl`} download>Export as SillyTavern JSONL</a></li>
         <li><a href=${`/api/export/chat/${chat.id}?format=tavo`} download>Export as Tavo JSON</a></li>
         <li><button type="button" class="danger" onClick=${async () => {

@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde_json::{Value, json};
 use tavo_engine::Engine;
 use tavo_engine::prompt::{ParameterSource, Preview, PreviewRequest};
-use tavo_llm::{Message, Parameters, Role, ToolChoice};
+use tavo_llm::{Parameters, Role};
 use tavo_model::CharacterId;
 use tavo_tools::{GenerationKind, Services, builtin_registry};
 
@@ -74,16 +73,6 @@ fn role_name(role: Role) -> &'static str {
     }
 }
 
-/// The messages as `[{role, content}]` (the first request carries text only).
-fn messages_json(messages: &[Message]) -> Value {
-    Value::Array(
-        messages
-            .iter()
-            .map(|m| json!({"role": role_name(m.role), "content": m.joined_text()}))
-            .collect(),
-    )
-}
-
 fn source_name(s: ParameterSource) -> &'static str {
     match s {
         ParameterSource::Preset => "preset",
@@ -123,9 +112,9 @@ pub fn run(args: PromptArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     warn(&preview);
     if args.json {
         let value = if args.explain {
-            explain_json(&preview)
+            preview.explain_json()
         } else {
-            messages_json(&preview.request.messages)
+            preview.messages_json()
         };
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
@@ -166,34 +155,6 @@ fn warn(preview: &Preview) {
             "note: no connection is configured; the prompt is built for gpt-4o with the built-in defaults"
         );
     }
-}
-
-fn tool_choice(preview: &Preview) -> Value {
-    match &preview.request.tool_choice {
-        ToolChoice::Auto => json!("auto"),
-        ToolChoice::None => json!("none"),
-        ToolChoice::Required => json!("required"),
-        ToolChoice::Tool(name) => json!({"tool": name}),
-    }
-}
-
-fn explain_json(preview: &Preview) -> Value {
-    let e = &preview.base.explain;
-    let r = &preview.request;
-    json!({
-        "messages": messages_json(&r.messages),
-        "tools": r.tools,
-        "toolChoice": tool_choice(preview),
-        "model": r.model,
-        "connection": preview.connection,
-        "parameters": preview.base.parameters.sources,
-        "converter": preview.base.converter,
-        "activatedEntries": e.activated_entries,
-        "skippedEntries": e.skipped_entries,
-        "regexApplied": e.regex_applied,
-        "tokens": e.tokens,
-        "diagnostics": e.diagnostics,
-    })
 }
 
 fn explain_text(preview: &Preview) -> anyhow::Result<()> {

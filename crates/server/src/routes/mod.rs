@@ -11,6 +11,7 @@ pub mod media;
 pub mod ops;
 pub mod replies;
 pub mod transfer;
+pub mod workbench;
 
 use axum::Router;
 use axum::body::Body;
@@ -74,6 +75,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(app_support::set_setting))
         .routes(routes!(app_support::test_connection))
         .routes(routes!(audit::list, audit::clear))
+        .routes(routes!(workbench::prompt))
+        .routes(routes!(workbench::regex_test))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()

@@ -1,0 +1,140 @@
+//! Routes of the creator's workbench (the browser app's editors) that the library routes do
+//! not give: the prompt inspector's explain record and the regex editor's live tester. Both
+//! are thin doors over the engine — `Engine::preview` (what `tavo prompt --explain --json`
+//! prints, from the same `Preview::explain_json`) and `tavo_engine::regex_test::test_rule` (the
+//! prompt crate's own pipeline on the JavaScript worker) — so the page computes neither.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::Value;
+use tavo_engine::GenerationKind;
+use tavo_engine::prompt::PreviewRequest;
+use tavo_engine::regex_test::{RuleSample, RuleTest};
+use tavo_llm::Parameters;
+use tavo_model::{CharacterId, RegexEntry, RegexPlacement};
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::routes::replies::engine_error;
+use crate::state::AppState;
+
+/// What to build the prompt for.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PromptQuery {
+    /// `normal` (default), `continue` or `impersonate`.
+    pub kind: Option<String>,
+    /// Seed of random macros and lorebook probability (default: the reply's).
+    pub seed: Option<u64>,
+    /// The character who replies in a group chat.
+    pub speaker: Option<i64>,
+    /// Connection name (default: the default connection).
+    pub connection: Option<String>,
+}
+
+/// The explain record of the chat's next reply, as `tavo prompt --explain --json` prints it
+/// (`messages`, `tools`, `toolChoice`, `model`, `connection`, `parameters`, `converter`,
+/// `activatedEntries`, `skippedEntries`, `regexApplied`, `tokens`, `diagnostics`,
+/// `historyCut`). Changes nothing: timed effects do not advance and macro writes are dropped.
+#[utoipa::path(get, path = "/api/chats/{id}/prompt", tag = "chats",
+    params(("id" = i64, Path), PromptQuery),
+    responses((status = 200, description = "The explain record", body = Object),
+              (status = 400, description = "Unknown kind or connection", body = ErrorBody),
+              (status = 404, description = "No such chat", body = ErrorBody)))]
+pub async fn prompt(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Query(q): Query<PromptQuery>,
+) -> ApiResult<Json<Value>> {
+    let kind = match q.kind.as_deref() {
+        None | Some("normal") => GenerationKind::Normal,
+        Some("continue") => GenerationKind::Continue,
+        Some("impersonate") => GenerationKind::Impersonate,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "kind {other:?} is not one of normal, continue, impersonate"
+            ))
+            .with_details(serde_json::json!({"path": "kind"})));
+        }
+    };
+    let request = PreviewRequest {
+        chat: id,
+        kind,
+        connection: q.connection,
+        model: None,
+        overrides: Parameters::default(),
+        seed: q.seed,
+        speaker: q.speaker.map(CharacterId),
+        record: false,
+    };
+    let engine = state.replies.engine().clone();
+    let preview = state
+        .off_executor(move || engine.preview(&request))
+        .await?
+        .map_err(engine_error)?;
+    Ok(Json(preview.explain_json()))
+}
+
+/// A rule and the sample to run it on.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegexTestBody {
+    /// The rule, as a regex group's entry (`findRegex`, `replaceString`, `trimStrings`,
+    /// `placements`, `timing`, `substitution`, `minDepth`, `maxDepth`; the rest is ignored).
+    #[schema(value_type = Object)]
+    pub rule: RegexEntry,
+    /// The sample text.
+    pub text: String,
+    /// Which placement the text stands for (`user`, `char`, `reasoning`, `lorebook`; default
+    /// the rule's first).
+    #[schema(value_type = Option<String>)]
+    pub placement: Option<RegexPlacement>,
+    /// The message depth (0 = newest); none for text without a depth.
+    pub depth: Option<i64>,
+    /// `{{user}}` (default `User`).
+    pub user: Option<String>,
+    /// `{{char}}` (default `Character`).
+    pub char: Option<String>,
+}
+
+/// Longest sample accepted (the editor's sample box, not a chat export).
+const MAX_SAMPLE: usize = 256 * 1024;
+
+/// Runs one regex rule on a sample exactly as a generation would (JavaScript `RegExp`
+/// semantics, trims, `{{match}}`, substitution modes, depth and placement bounds) →
+/// `{output, replacements, matches: [{index, text, replacement}], stage, skipped?, error?}`;
+/// `index` is a UTF-16 offset into the sample. Writes nothing.
+#[utoipa::path(post, path = "/api/regex/test", tag = "library",
+    request_body = RegexTestBody,
+    responses((status = 200, description = "What the rule does to the sample", body = Object),
+              (status = 400, description = "Not a rule, or a sample over 256 KiB", body = ErrorBody)))]
+pub async fn regex_test(
+    State(state): State<AppState>,
+    Json(body): Json<RegexTestBody>,
+) -> ApiResult<Json<RuleTest>> {
+    if body.text.len() > MAX_SAMPLE {
+        return Err(ApiError::bad_request(format!(
+            "the sample is {} bytes; at most {MAX_SAMPLE} are tested",
+            body.text.len()
+        ))
+        .with_details(serde_json::json!({"path": "text"})));
+    }
+    let answer = state
+        .off_executor(move || {
+            let sample = RuleSample {
+                text: &body.text,
+                placement: body.placement,
+                depth: body.depth,
+            };
+            tavo_engine::regex_test::test_rule(
+                &body.rule,
+                &sample,
+                body.user.as_deref().unwrap_or("User"),
+                body.char.as_deref().unwrap_or("Character"),
+            )
+        })
+        .await?
+        .map_err(|e| ApiError::internal("the regex worker", e))?;
+    Ok(Json(answer))
+}

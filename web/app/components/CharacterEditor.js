@@ -1,0 +1,92 @@
+// The character editor (/characters/{id}/edit): every card field, the greetings as lists,
+// tags, the card's bound lorebook and regex group, export. The draft is the whole card as
+// read, so `extensions` and fields this form does not show are written back untouched; saving
+// carries the revision read (see drafts.js for conflicts, reload survival and undo).
+import { useEffect } from 'preact/hooks';
+import { html } from '../html.js';
+import { link } from '../router.js';
+import { assetDraft, loadDraft, setField } from '../drafts.js';
+import { EditorBar } from './EditorBar.js';
+import { TextList } from './TextList.js';
+import { Avatar } from './Avatar.js';
+
+/** The card's text fields as the issue names them. @type {[string, string, number][]} key, label, rows (0 = one line) */
+const TEXT_FIELDS = [
+  ['name', 'Name', 0],
+  ['nickname', 'Nickname', 0],
+  ['description', 'Description', 8],
+  ['personality', 'Personality', 4],
+  ['scenario', 'Scenario', 4],
+  ['firstMes', 'First message', 6],
+];
+/** @type {[string, string, number][]} */
+const MORE_FIELDS = [
+  ['mesExample', 'Example dialogue', 6],
+  ['systemPrompt', 'System prompt', 4],
+  ['postHistoryInstructions', 'Post-history instructions', 4],
+  ['creatorNotes', 'Creator notes', 4],
+  ['creator', 'Creator', 0],
+  ['characterVersion', 'Version', 0],
+];
+/** Labels of the conflict panel. */
+const LABELS = Object.fromEntries([...TEXT_FIELDS, ...MORE_FIELDS].map(([k, l]) => [k, l]).concat([
+  ['alternateGreetings', 'Alternate greetings'], ['groupOnlyGreetings', 'Group-only greetings'], ['tags', 'Tags'], ['extensions', 'Extensions'],
+]));
+
+const FORMATS = [
+  ['png', 'PNG card'],
+  ['ccv3-json', 'CCv3 JSON'],
+  ['ccv2-json', 'CCv2 JSON'],
+  ['charx', 'charx'],
+  ['tavo', 'Tavo JSON'],
+];
+
+/** @param {{id: number}} props */
+export function CharacterEditor({ id }) {
+  const d = assetDraft('character', id);
+  useEffect(() => {
+    loadDraft(d);
+  }, [id]);
+  const card = d.draft.value;
+  if (d.error.value && !card) return html`<section class="screen"><p class="error" role="alert">${d.error.value}</p></section>`;
+  if (!card) return html`<section class="screen"><p class="muted" aria-busy="true">Loading…</p></section>`;
+  /** @param {[string, string, number]} f */
+  const field = ([key, label, rows]) => html`<label class="field" key=${key}>${label}
+    ${rows
+      ? html`<textarea rows=${rows} value=${card[key] ?? ''} onInput=${(/** @type {any} */ e) => setField(d, key, e.currentTarget.value)}></textarea>`
+      : html`<input value=${card[key] ?? ''} required=${key === 'name'}
+          onInput=${(/** @type {any} */ e) => setField(d, key, key === 'nickname' && !e.currentTarget.value ? null : e.currentTarget.value)} />`}
+    <span class="muted small" aria-hidden="true">${(card[key] || '').length} characters</span>
+  </label>`;
+  const extensions = card.extensions && Object.keys(card.extensions).length ? Object.keys(card.extensions) : [];
+  return html`<section class="screen editor character-editor" aria-label=${'Edit ' + card.name}>
+    <div class="toolbar">
+      <${Avatar} src=${`/api/characters/${id}/avatar`} name=${card.name} size="large" />
+      <h1 class="grow">Edit ${card.name}</h1>
+      <a href=${'/characters/' + id} onClick=${link}>Back to the card</a>
+    </div>
+    <${EditorBar} d=${d} labels=${LABELS}>
+      <details class="menu">
+        <summary class="button">Export</summary>
+        <ul>${FORMATS.map(([f, label]) => html`<li key=${f}><a href=${`/api/export/character/${id}?format=${f}`} download>${label}</a></li>`)}</ul>
+      </details>
+    <//>
+    <div class="editor-columns">
+      <div>
+        ${TEXT_FIELDS.map(field)}
+        <${TextList} label="Alternate greetings" itemLabel="Greeting" items=${card.alternateGreetings || []}
+          onChange=${(/** @type {string[]} */ v) => setField(d, 'alternateGreetings', v)} />
+        <${TextList} label="Group-only greetings" itemLabel="Group greeting" items=${card.groupOnlyGreetings || []}
+          onChange=${(/** @type {string[]} */ v) => setField(d, 'groupOnlyGreetings', v)} />
+      </div>
+      <div>
+        ${MORE_FIELDS.map(field)}
+        <label class="field">Tags <span class="muted small" aria-hidden="true">(comma-separated)</span>
+          <input value=${(card.tags || []).join(', ')}
+            onChange=${(/** @type {any} */ e) => setField(d, 'tags', e.currentTarget.value.split(',').map((/** @type {string} */ t) => t.trim()).filter(Boolean))} />
+        </label>
+        <p class="muted small">Extensions kept as they are: ${extensions.length ? extensions.join(', ') : 'none'}.</p>
+      </div>
+    </div>
+  </section>`;
+}

@@ -1,0 +1,103 @@
+// The prompt inspector (/chats/{id}/prompt): `tavo prompt --explain` made visible — the exact
+// messages the next reply sends, the token parts by name against the budget, the lorebook
+// entries activated (and why) and skipped (and by which gate), the regex rules applied, what
+// history was cut, diagnostics. Everything is the server's explain record
+// (`GET /api/chats/{id}/prompt`, the same function as the CLI); the page only lays it out.
+// Parts link to their editors (the chat's preset, the entry's lorebook).
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { link } from '../router.js';
+import { get } from '../api.js';
+import { errorText, libraryTick } from '../store.js';
+
+const GATES = {
+  disabled: 'disabled', noKey: 'no usable key', secondaryLogic: 'secondary keys did not hold', probability: 'probability roll failed',
+  delay: 'delay: the chat is too short', cooldown: 'cooldown running', budget: 'lorebook budget full', inclusionGroup: 'another member of its inclusion group won',
+  characterFilter: 'character filter excludes the speaker', trigger: 'its triggers exclude this kind of reply',
+};
+
+/** @param {any} r */
+function reason(r) {
+  if (!r) return '';
+  if (r.kind === 'keyword') return `key “${r.key}” in message depth ${r.messageDepth}`;
+  if (r.kind === 'recursion') return `key “${r.key}” in another entry (recursion)`;
+  return r.kind;
+}
+
+/** @param {{id: number}} props */
+export function PromptInspector({ id }) {
+  const [data, setData] = useState(/** @type {any} */ (null));
+  const [chat, setChat] = useState(/** @type {any} */ (null));
+  const [error, setError] = useState(/** @type {string|null} */ (null));
+  const [kind, setKind] = useState('normal');
+  const load = () => {
+    setError(null);
+    get(`/api/chats/${id}/prompt?kind=${kind}`).then(setData, (e) => setError(errorText(e)));
+    get(`/api/library/chat/${id}`).then(setChat, () => setChat(null));
+  };
+  useEffect(load, [id, kind, libraryTick.value]);
+  if (error) return html`<section class="screen"><p class="error" role="alert">${error}</p></section>`;
+  if (!data) return html`<section class="screen"><p class="muted" aria-busy="true">Building the prompt…</p></section>`;
+  const t = data.tokens;
+  const sum = t.parts.reduce((/** @type {number} */ a, /** @type {any} */ p) => a + p.tokens, 0);
+  const presetHref = chat && chat.preset ? `/presets/${chat.preset.id ?? chat.preset}` : null;
+  /** @param {any} lorebookId */
+  const bookHref = (lorebookId) => (lorebookId ? `/lorebooks/${lorebookId}` : null);
+  return html`<section class="screen inspector" aria-label="Prompt inspector">
+    <div class="toolbar">
+      <h1 class="grow">Prompt of the next reply</h1>
+      <label>For <select aria-label="Kind of reply" value=${kind} onChange=${(/** @type {any} */ e) => setKind(e.currentTarget.value)}>
+        <option value="normal">A reply</option><option value="continue">Continue</option><option value="impersonate">Impersonate</option></select></label>
+      <button type="button" onClick=${load}>Rebuild</button>
+      <a href=${'/chats/' + id} onClick=${link}>Back to the chat</a>
+    </div>
+    <p class="muted">Model ${data.model} · connection ${data.connection || 'none (built-in defaults)'} · ${data.messages.length} messages ·
+      ${t.total} of ${t.budget} tokens (${t.encoding}${t.estimated ? ', estimated' : ''}) · history ${t.historyIncluded}/${t.historyAvailable} messages</p>
+    ${data.historyCut ? html`<p class="warning" role="alert">${data.historyCut}</p>` : null}
+    <section aria-label="Token parts">
+      <h2>Token parts</h2>
+      <div class="budget-bar" role="img" aria-label=${`${t.total} of ${t.budget} tokens`}>
+        ${t.parts.map((/** @type {any} */ p, /** @type {number} */ i) => html`<span key=${i} class=${'part-' + (i % 6)} title=${`${p.part}: ${p.tokens}`}
+          style=${{ width: (t.budget ? (100 * p.tokens) / t.budget : 0) + '%' }}></span>`)}
+      </div>
+      <table class="parts">
+        <thead><tr><th scope="col">Part</th><th scope="col">Tokens</th><th scope="col">Of the budget</th></tr></thead>
+        <tbody>
+          ${t.parts.map((/** @type {any} */ p, /** @type {number} */ i) => html`<tr key=${i} data-part=${p.part}>
+            <th scope="row">${presetHref && !['chatHistory', 'injections'].includes(p.part) ? html`<a href=${presetHref} onClick=${link}>${p.part}</a>` : p.part}</th>
+            <td class="num">${p.tokens}</td><td class="num">${t.budget ? ((100 * p.tokens) / t.budget).toFixed(1) : 0} %</td></tr>`)}
+        </tbody>
+        <tfoot>
+          ${t.total > sum
+            ? html`<tr data-part="(priming)"><th scope="row" title="Tokens every request carries besides its messages' parts (the reply's priming)">Reply priming</th>
+                <td class="num">${t.total - sum}</td><td class="num">${t.budget ? ((100 * (t.total - sum)) / t.budget).toFixed(1) : 0} %</td></tr>`
+            : null}
+          <tr><th scope="row">Total</th><td class="num" data-testid="parts-sum">${Math.max(sum, t.total)}</td><td class="num">of a budget of ${t.budget}</td></tr>
+        </tfoot>
+      </table>
+    </section>
+    <section aria-label="Lorebook">
+      <h2>Lorebook: ${data.activatedEntries.length} activated, ${data.skippedEntries.length} skipped</h2>
+      <ul class="activations">
+        ${data.activatedEntries.map((/** @type {any} */ a, /** @type {number} */ i) => html`<li key=${'a' + i} class="activated">
+          <strong>activated</strong> ${bookHref(a.lorebookId) ? html`<a href=${bookHref(a.lorebookId)} onClick=${link}>${a.name || a.identifier}</a>` : a.name || a.identifier}
+          <span class="muted"> — ${reason(a.reason)}; ${a.injectionPosition}${a.injectionPosition === 'atDepth' ? ' ' + a.injectionDepth : ''}, ${a.tokens} tokens</span></li>`)}
+        ${data.skippedEntries.map((/** @type {any} */ s, /** @type {number} */ i) => html`<li key=${'s' + i} class="skipped">
+          <strong>skipped</strong> ${bookHref(s.lorebookId) ? html`<a href=${bookHref(s.lorebookId)} onClick=${link}>${s.name || s.identifier}</a>` : s.name || s.identifier}
+          <span class="muted"> — ${/** @type {any} */ (GATES)[s.gate] || s.gate}</span></li>`)}
+      </ul>
+    </section>
+    ${data.regexApplied.length
+      ? html`<section aria-label="Regex"><h2>Regex replacements</h2><ul>${data.regexApplied.map((/** @type {any} */ r, /** @type {number} */ i) => html`<li key=${i}>
+          ${r.regexId ? html`<a href=${'/regex/' + r.regexId} onClick=${link}>${r.name || r.identifier}</a>` : r.name || r.identifier} on ${r.target}: ${r.replacements}</li>`)}</ul></section>`
+      : null}
+    ${data.diagnostics.length
+      ? html`<section aria-label="Diagnostics"><h2>Diagnostics</h2><ul>${data.diagnostics.map((/** @type {any} */ x, /** @type {number} */ i) => html`<li key=${i}><code>${x.location}</code> ${x.message}</li>`)}</ul></section>`
+      : null}
+    <section aria-label="Messages">
+      <h2>Messages sent</h2>
+      <ol class="prompt-messages">${data.messages.map((/** @type {any} */ m, /** @type {number} */ i) => html`<li key=${i} class=${'prompt-message role-' + m.role}>
+        <span class="pill small">${m.role}</span><pre>${m.content}</pre></li>`)}</ol>
+    </section>
+  </section>`;
+}
