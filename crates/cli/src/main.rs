@@ -89,6 +89,9 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Serve tavo's MCP server on stdin/stdout; `tavo mcp info` prints the /mcp connection text.
     Mcp(cmd::mcp::McpArgs),
+    /// Outside MCP servers whose tools join the chat loop: add, list, remove, enable, disable.
+    #[command(name = "mcp-server")]
+    McpServer(cmd::mcp_server::McpServerArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -134,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prompt(args) => cmd::prompt::run(args, &ctx),
         Command::Serve(args) => cmd::serve::run(args, &ctx),
         Command::Mcp(args) => cmd::mcp::run(args, &ctx),
+        Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

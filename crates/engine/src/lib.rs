@@ -24,6 +24,7 @@ mod event;
 mod hub;
 mod interaction;
 mod limits;
+pub mod mcp_servers;
 mod offload;
 mod persist;
 pub mod prompt;

@@ -40,7 +40,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::serve::ListenerExt;
 use tavo_store::Store;
-use tavo_tools::Services;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -113,16 +112,15 @@ impl Server {
         config.validate()?;
         let registry =
             tavo_tools::builtin_registry().map_err(|e| ServeError::Registry(e.to_string()))?;
-        let engine = tavo_engine::Engine::with_client(
-            store.clone(),
-            registry.clone(),
-            Arc::new(Services::default()),
-            client,
-            None,
-        )
+        // Replies started here also get the tools of the enabled outside MCP servers
+        // (`tavo mcp-server`), connected in the background so a slow server never delays
+        // the start.
+        let (engine, servers) =
+            tavo_engine::mcp_servers::engine_with_servers(store.clone(), registry.clone(), client);
+        tokio::spawn(async move { servers.connect_enabled().await });
         // Replies started here, and `POST /api/ops/tavo_web_*`, get the web tools as
         // `tavo chat` does.
-        .with_web();
+        let engine = engine.with_web();
         // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
         let recovered = tokio::task::spawn_blocking({
             let engine = engine.clone();

@@ -326,11 +326,16 @@ impl Dispatcher {
                 }
                 *safety
             }
-            // Extension tools run code the user installed to be called; they are allowed
-            // unless the user's policy says otherwise.
+            // Page tools run code the user installed to be called: allowed unless the user's
+            // policy says otherwise. An outside MCP server's tool can do anything its server
+            // can, so it asks (the dialog names the server in the tool's name) until the user
+            // allows it for the chat or everywhere.
             Target::Extension(ext) => {
                 ext.validate(&arguments)?;
-                Safety::Read
+                match ext.source {
+                    crate::extension::ExtensionSource::Mcp { .. } => Safety::Confirm,
+                    crate::extension::ExtensionSource::Page { .. } => Safety::Read,
+                }
             }
         };
         let pending = PendingCall {

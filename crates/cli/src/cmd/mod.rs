@@ -10,6 +10,7 @@ pub mod import;
 pub mod list;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_server;
 pub mod message;
 pub mod persona;
 pub mod prompt;

@@ -63,7 +63,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let result = runtime.block_on(async {
-        let engine = engine(store)?;
+        let engine = engine(store).await?;
         let request = ReplyRequest {
             chat: args.chat,
             kind,
