@@ -85,8 +85,7 @@ async fn tools_are_namespaced_and_a_server_that_cannot_start_is_a_status() {
     );
     let failed = run(&s, "mcp_bad_fail", json!({}))
         .await
-        .err()
-        .expect("tool error");
+        .expect_err("tool error");
     assert_eq!(failed.code.as_str(), "unavailable");
     assert!(failed.message.contains("disk full"), "{}", failed.message);
 }
@@ -118,8 +117,7 @@ async fn a_crash_is_an_error_and_the_server_is_restarted_after_a_backoff() {
     let s = setup().await;
     let crashed = run(&s, "mcp_bad_crash", json!({}))
         .await
-        .err()
-        .expect("crash");
+        .expect_err("crash");
     assert_eq!(crashed.code.as_str(), "unavailable");
     let status = s.servers.status().await;
     assert_eq!(
@@ -129,8 +127,7 @@ async fn a_crash_is_an_error_and_the_server_is_restarted_after_a_backoff() {
     // Within the backoff the call says so at once; after it the server is started again.
     let early = run(&s, "mcp_bad_echo", json!({"text": "x"}))
         .await
-        .err()
-        .expect("backoff");
+        .expect_err("backoff");
     assert!(
         early.message.contains("tries it again"),
         "{}",

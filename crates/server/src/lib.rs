@@ -117,7 +117,10 @@ impl Server {
         // the start.
         let (engine, servers) =
             tavo_engine::mcp_servers::engine_with_servers(store.clone(), registry.clone(), client);
-        tokio::spawn(async move { servers.connect_enabled().await });
+        tokio::spawn({
+            let servers = servers.clone();
+            async move { servers.connect_enabled().await }
+        });
         // Replies started here, and `POST /api/ops/tavo_web_*`, get the web tools as
         // `tavo chat` does.
         let engine = engine.with_web();
@@ -138,6 +141,7 @@ impl Server {
         let hub = Hub::new(config.limits.sse_buffer);
         let trimmer = memory::Trimmer::default();
         let state = AppState {
+            mcp_servers: servers,
             replies: replies::Replies::new(engine, hub.clone(), trimmer.clone()),
             trimmer,
             upload_dir: config.data_dir.join("tmp").join("uploads"),

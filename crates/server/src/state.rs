@@ -38,6 +38,8 @@ pub struct AppState {
     pub gate: Arc<Semaphore>,
     /// Returns memory to the system after bursts (the last reply ended, an import).
     pub trimmer: crate::memory::Trimmer,
+    /// The outside MCP servers whose tools replies get (`/api/mcp-servers`).
+    pub mcp_servers: tavo_engine::mcp_servers::McpServers,
 }
 
 /// Library tasks of requests that run at once. The library is one SQLite connection, so more

@@ -319,6 +319,25 @@ impl McpServers {
         }
     }
 
+    /// Disconnects a server and takes its tools out of the registry (it was removed or
+    /// disabled).
+    pub async fn forget(&self, server: &str) {
+        let removed = self.shared.connections.lock().await.remove(server);
+        self.shared
+            .registry
+            .unregister_source(&ExtensionSource::Mcp {
+                server: server.to_owned(),
+            });
+        if let Some(Connection {
+            client: Some(client),
+            ..
+        }) = removed
+            && let Ok(client) = Arc::try_unwrap(client)
+        {
+            let _ = client.cancel().await;
+        }
+    }
+
     /// Every configured server with its state.
     pub async fn status(&self) -> Vec<ServerStatus> {
         let map = self.shared.connections.lock().await;

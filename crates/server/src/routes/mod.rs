@@ -7,6 +7,7 @@ pub mod audit;
 pub mod connections;
 pub mod events;
 pub mod health;
+pub mod mcp_servers;
 pub mod media;
 pub mod ops;
 pub mod replies;
@@ -75,6 +76,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(app_support::set_setting))
         .routes(routes!(app_support::test_connection))
         .routes(routes!(audit::list, audit::clear))
+        .routes(routes!(mcp_servers::list, mcp_servers::add))
+        .routes(routes!(mcp_servers::remove))
+        .routes(routes!(mcp_servers::set_enabled))
         .routes(routes!(workbench::prompt))
         .routes(routes!(workbench::regex_test))
         .layer(DefaultBodyLimit::max(limits.json_body));

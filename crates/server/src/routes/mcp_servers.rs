@@ -1,0 +1,133 @@
+//! The outside MCP servers whose tools join replies, as `tavo mcp-server` manages them: list
+//! with their state, add, remove, enable and disable. Configuration lives in the library
+//! (`engine::mcp_servers::config`); header and env values are never shown.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tavo_engine::mcp_servers::McpServerConfig;
+use tavo_engine::mcp_servers::config::{self, ChangeError, ConfigError};
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::state::AppState;
+
+fn change_error(e: ChangeError) -> ApiError {
+    match e {
+        ChangeError::Config(c @ ConfigError::Unknown(_)) => {
+            ApiError::new(StatusCode::NOT_FOUND, "resource_not_found", c.to_string())
+        }
+        ChangeError::Config(c @ ConfigError::Exists(_)) => {
+            ApiError::new(StatusCode::CONFLICT, "conflict", c.to_string())
+        }
+        ChangeError::Config(c) => ApiError::bad_request(c.to_string()),
+        ChangeError::Store(e) => ApiError::internal("changing the MCP servers", e),
+    }
+}
+
+/// Every configured server with its state: `{servers: [{name, command?, args?, url?, headers
+/// (values hidden), env (values hidden), enabled, status: {state, tools, lastError?}}]}`.
+/// `state` is `connected`, `failed`, `stopped` (disabled) or `idle` (not started yet).
+#[utoipa::path(get, path = "/api/mcp-servers", tag = "mcp",
+    responses((status = 200, description = "`{servers}`", body = Object)))]
+pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let configs = state
+        .blocking_api(|s| {
+            config::load(s).map_err(|e| ApiError::internal("reading the MCP servers", e))
+        })
+        .await?;
+    let statuses = state.mcp_servers.status().await;
+    let servers: Vec<Value> = configs
+        .iter()
+        .map(|c| {
+            let mut row = c.redacted();
+            if let Some(s) = statuses.iter().find(|s| s.name == c.name) {
+                row["status"] = serde_json::to_value(s).unwrap_or_default();
+            }
+            row
+        })
+        .collect();
+    Ok(Json(json!({ "servers": servers })))
+}
+
+/// Adds a server (`{name, command, args?, env?}` or `{name, url, headers?}`, `enabled` default
+/// true) and starts it: `201` with its state.
+#[utoipa::path(post, path = "/api/mcp-servers", tag = "mcp",
+    responses((status = 201, description = "the server's state", body = Object),
+              (status = 400, description = "A bad name or transport", body = ErrorBody),
+              (status = 409, description = "The name is taken", body = ErrorBody)))]
+pub async fn add(
+    State(state): State<AppState>,
+    Json(body): Json<Value>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let server: McpServerConfig = serde_json::from_value(body)
+        .map_err(|e| ApiError::bad_request(format!("the MCP server: {e}")))?;
+    let name = server.name.clone();
+    state
+        .blocking_api(move |s| config::add(s, server).map_err(change_error))
+        .await?;
+    state.mcp_servers.connect_enabled().await;
+    let status = state
+        .mcp_servers
+        .status()
+        .await
+        .into_iter()
+        .find(|s| s.name == name);
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::to_value(status).unwrap_or_default()),
+    ))
+}
+
+/// Removes a server; its tools leave the next replies.
+#[utoipa::path(delete, path = "/api/mcp-servers/{name}", tag = "mcp",
+    responses((status = 200, description = "`{removed}`", body = Object),
+              (status = 404, description = "No such server", body = ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let n = name.clone();
+    state
+        .blocking_api(move |s| config::remove(s, &n).map_err(change_error))
+        .await?;
+    state.mcp_servers.forget(&name).await;
+    Ok(Json(json!({ "removed": name })))
+}
+
+/// `{enabled}`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Enabled {
+    /// Whether the server's tools join replies.
+    pub enabled: bool,
+}
+
+/// Enables (and starts) or disables a server.
+#[utoipa::path(put, path = "/api/mcp-servers/{name}/enabled", tag = "mcp",
+    request_body = Enabled,
+    responses((status = 200, description = "the server's state", body = Object),
+              (status = 404, description = "No such server", body = ErrorBody)))]
+pub async fn set_enabled(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    Json(body): Json<Enabled>,
+) -> ApiResult<Json<Value>> {
+    let n = name.clone();
+    state
+        .blocking_api(move |s| config::set_enabled(s, &n, body.enabled).map_err(change_error))
+        .await?;
+    if body.enabled {
+        state.mcp_servers.connect_enabled().await;
+    } else {
+        state.mcp_servers.forget(&name).await;
+    }
+    let status = state
+        .mcp_servers
+        .status()
+        .await
+        .into_iter()
+        .find(|s| s.name == name);
+    Ok(Json(serde_json::to_value(status).unwrap_or_default()))
+}
