@@ -176,6 +176,7 @@ let globalAbort = /** @type {AbortController | null} */ (null);
 function startGlobalEvents() {
   if (globalAbort) return;
   globalAbort = new AbortController();
+  loadRendering();
   get('/api/replies')
     .then((list) => {
       /** @type {Record<number, any>} */
@@ -197,6 +198,7 @@ function startGlobalEvents() {
       } else if (ev.event === 'library') {
         libraryTick.value++;
         if (ev.data.kind === 'character') loadCharacters();
+        if (ev.data.kind === 'setting') loadRendering();
       } else if (ev.event === 'reload') {
         libraryTick.value++;
       }
@@ -688,4 +690,59 @@ export async function removeConnection(name) {
 /** @param {string} name */
 export async function makeDefaultConnection(name) {
   connections.value = await post(`/api/connections/${encodeURIComponent(name)}/default`);
+}
+
+// ---- advanced rendering and bubble scripts -------------------------------------------------
+
+/**
+ * The global switch `rendering.javascript` (`off` | `ask` | `auto`), as the server stores it,
+ * and the cards whose scripts the user let run under `ask` (for this page's life).
+ */
+export const rendering = {
+  javascript: signal(/** @type {'off'|'ask'|'auto'} */ ('off')),
+  allowedCards: signal(/** @type {Set<string>} */ (new Set())),
+};
+
+export async function loadRendering() {
+  try {
+    const rows = await get('/api/settings');
+    const row = rows.find((/** @type {any} */ r) => r.key === 'rendering.javascript');
+    if (row) rendering.javascript.value = row.value;
+  } catch {
+    /* the settings screen shows errors */
+  }
+}
+
+/** @param {string} card */
+export function allowCardScripts(card) {
+  rendering.allowedCards.value = new Set([...rendering.allowedCards.value, card]);
+}
+
+/**
+ * What bubble scripts asked the user (a confirmation, a picker, an image viewer), shown one
+ * at a time by BubbleDialogs.
+ * @typedef {{kind: 'confirm', title: string, text: string}
+ *   | {kind: 'select', title: string, options: {value: string, label: string, description?: string, subtitle?: string}[], defaultValue?: string}
+ *   | {kind: 'preview', src: string}} BubbleAsk
+ * @typedef {BubbleAsk & {id: number, resolve: (v: any) => void}} BubbleRequest
+ */
+export const bubbleRequests = signal(/** @type {BubbleRequest[]} */ ([]));
+let bubbleAskId = 0;
+const MAX_BUBBLE_REQUESTS = 8;
+
+/** @param {BubbleAsk} ask @returns {Promise<any>} the answer (false / null when refused or too many wait) */
+export function askBubble(ask) {
+  return new Promise((resolve) => {
+    if (bubbleRequests.value.length >= MAX_BUBBLE_REQUESTS) return resolve(ask.kind === 'confirm' ? false : null);
+    const req = /** @type {BubbleRequest} */ ({ ...ask, id: ++bubbleAskId, resolve });
+    bubbleRequests.value = [...bubbleRequests.value, req];
+    if (ask.kind === 'preview') resolve(undefined);
+  });
+}
+
+/** @param {number} id @param {any} answer */
+export function answerBubble(id, answer) {
+  const req = bubbleRequests.value.find((r) => r.id === id);
+  bubbleRequests.value = bubbleRequests.value.filter((r) => r.id !== id);
+  if (req) req.resolve(answer);
 }

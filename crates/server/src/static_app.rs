@@ -95,6 +95,80 @@ fn accepts(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
         })
 }
 
+/// The document every script bubble's frame loads (`web/app/bubble/frame.html`, with
+/// `runtime.js` inlined where it says `<!--tavo-runtime-->`, so the frame's policy needs no
+/// source but inline scripts).
+pub const FRAME_PATH: &str = "/app/bubble/frame.html";
+
+/// A bubble frame's own policy. `sandbox allow-scripts` (also set on the `<iframe>`) gives it
+/// an opaque origin even when opened on its own; scripts run inline only; it may show images,
+/// media, fonts and styles from anywhere (cards link them), but `connect-src 'none'` and
+/// `form-action 'none'` leave it no request of its own: everything it asks goes to the app
+/// over its `MessageChannel`, and the API refuses an opaque origin anyway.
+pub const FRAME_CSP: &str = "sandbox allow-scripts; default-src 'none'; \
+     script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline' *; \
+     img-src * data: blob:; media-src * data: blob:; font-src * data:; connect-src 'none'; \
+     frame-src 'none'; worker-src 'none'; object-src 'none'; form-action 'none'; \
+     manifest-src 'none'";
+
+/// The frame document with its runtime inlined, built once.
+fn frame_document() -> Option<&'static (String, String)> {
+    static DOC: std::sync::OnceLock<Option<(String, String)>> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| {
+        let page = asset(FRAME_PATH)?;
+        let runtime = asset("/app/bubble/runtime.js")?;
+        let page = std::str::from_utf8(page.body).ok()?;
+        let runtime = std::str::from_utf8(runtime.body).ok()?;
+        // `</script` inside the runtime would end the inline script early.
+        let runtime = runtime.replace("</script", "<\\/script");
+        let body = page.replacen("<!--tavo-runtime-->", &runtime, 1);
+        let etag = format!("\"frame-{}\"", body.len());
+        Some((body, etag))
+    })
+    .as_ref()
+}
+
+/// Serves the bubble frame document under [`FRAME_CSP`].
+fn frame_response(method: &Method, headers: &HeaderMap) -> Option<Response> {
+    let (body, etag) = frame_document()?;
+    let mut response = Response::new(Body::empty());
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(FRAME_CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|t| t.split(',').any(|t| t.trim() == etag));
+    if fresh {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        return Some(response);
+    }
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    if *method != Method::HEAD {
+        *response.body_mut() = Body::from(body.as_str());
+    }
+    Some(response)
+}
+
 /// Serves `asset` for a request with these headers.
 pub fn respond(asset: &'static Asset, method: &Method, headers: &HeaderMap) -> Response {
     let mut response = Response::new(Body::empty());
@@ -155,6 +229,11 @@ pub fn respond(asset: &'static Asset, method: &Method, headers: &HeaderMap) -> R
 pub async fn fallback(method: Method, uri: Uri, headers: HeaderMap) -> Response {
     let path = uri.path();
     if (method == Method::GET || method == Method::HEAD) && is_app_path(path) {
+        if path == FRAME_PATH
+            && let Some(frame) = frame_response(&method, &headers)
+        {
+            return frame;
+        }
         if let Some(asset) = asset(path) {
             return respond(asset, &method, &headers);
         }
@@ -202,6 +281,27 @@ mod tests {
             .unwrap_or_default();
         assert!(csp.contains("'sha256-"), "{csp}");
         assert!(r.headers().contains_key(header::ETAG));
+    }
+
+    #[test]
+    fn the_bubble_frame_has_its_own_sandboxing_policy_and_the_runtime_inline() {
+        let r = request(FRAME_PATH, "text/html", "br, gzip");
+        assert_eq!(r.status(), StatusCode::OK);
+        let csp = r.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap_or_default();
+        assert!(csp.starts_with("sandbox allow-scripts;"), "{csp}");
+        assert!(csp.contains("connect-src 'none'"), "{csp}");
+        assert!(!csp.contains("allow-same-origin"), "{csp}");
+        let body = frame_document().map(|d| d.0.as_str()).unwrap_or_default();
+        assert!(
+            !body.contains("<!--tavo-runtime-->"),
+            "the runtime is inlined"
+        );
+        assert!(
+            body.contains("tavo-init"),
+            "the runtime answers the app's init"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ import { Settings } from './Settings.js';
 import { Toasts } from './Toasts.js';
 import { workbenchScreen } from './Workbench.js';
 import { AppTheme } from './AppTheme.js';
+import { BubbleDialogs } from './BubbleDialogs.js';
 
 export function App() {
   if (session.value === 'checking') return html`<div class="splash" aria-busy="true">tavo</div>`;
@@ -58,5 +59,6 @@ export function App() {
     </header>
     <${AppTheme} />
     <main id="main">${screen}</main>
+    <${BubbleDialogs} />
     <${Toasts} />`;
 }

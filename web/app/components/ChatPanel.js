@@ -108,6 +108,10 @@ export function ChatPanel({ onClose }) {
         ${picker('Preset', 'preset', lists.preset, 'The built-in preset')}
         ${checks('Lorebooks', 'lorebooks', lists.lorebook, 'No lorebooks in the library.')}
         ${checks('Regex groups', 'regexes', lists.regex, 'No regex groups in the library.')}
+        <fieldset><legend>Display</legend>
+          <label class="check"><input type="checkbox" disabled=${busy} checked=${chat.advancedRendering !== false}
+            onChange=${(/** @type {any} */ e) => save({ advancedRendering: e.currentTarget.checked })} /> Advanced rendering (messages as HTML and CSS; scripts follow the JavaScript setting)</label>
+        </fieldset>
         <p><button type="button" disabled=${busy} onClick=${clone}>Clone chat</button></p>`}
   </aside>`;
 }

@@ -1,10 +1,12 @@
 // A `confirm` tool call waits: show what it would do; Allow, Deny, or remember for this chat.
+// With `onAnswer` (a bubble script's question: its title and text), the same dialog asks for
+// the page instead of a reply.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { decide, toast, errorText } from '../store.js';
 
-/** @param {{pending: import('../store.js').Pending}} props */
-export function ConfirmDialog({ pending }) {
+/** @param {{pending?: import('../store.js').Pending, title?: string, text?: string, onAnswer?: (choice: 'allow'|'deny') => void}} props */
+export function ConfirmDialog({ pending, title, text, onAnswer }) {
   const ref = useRef(/** @type {HTMLDialogElement|null} */ (null));
   const [remember, setRemember] = useState(false);
   useEffect(() => {
@@ -13,10 +15,20 @@ export function ConfirmDialog({ pending }) {
     return () => {
       if (d && d.open) d.close();
     };
-  }, [pending.pendingId]);
+  }, [pending ? pending.pendingId : title]);
   /** @param {'allow'|'deny'} choice */
   const answer = (choice) =>
-    decide(choice, remember).catch((e) => toast(errorText(e), 'error'));
+    onAnswer ? onAnswer(choice) : decide(choice, remember).catch((e) => toast(errorText(e), 'error'));
+  if (onAnswer || !pending)
+    return html`<dialog ref=${ref} class="confirm" aria-labelledby="confirm-title"
+        onCancel=${(/** @type {Event} */ e) => { e.preventDefault(); answer('deny'); }}>
+      <h2 id="confirm-title">${title}</h2>
+      <p>${text}</p>
+      <div class="row end">
+        <button type="button" onClick=${() => answer('deny')}>Deny</button>
+        <button type="button" class="primary" onClick=${() => answer('allow')}>Allow</button>
+      </div>
+    </dialog>`;
   return html`<dialog ref=${ref} class="confirm" aria-labelledby="confirm-title"
       onCancel=${(/** @type {Event} */ e) => { e.preventDefault(); answer('deny'); }}>
     <h2 id="confirm-title">Allow <code>${pending.tool}</code>?</h2>

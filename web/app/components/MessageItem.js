@@ -6,6 +6,7 @@ import { chatView, editMessage, deleteMessage, chooseSwipe, startReply, currentR
 import { render } from '../markdown.js';
 import { Avatar } from './Avatar.js';
 import { ToolCard } from './ToolCard.js';
+import { BubbleContent } from './BubbleContent.js';
 
 /** @param {import('../store.js').Message} m */
 function speaker(m) {
@@ -43,7 +44,7 @@ export function MessageItem({ message: m, isLast }) {
               onKeyDown=${(/** @type {KeyboardEvent} */ e) => { if (e.key === 'Escape') setEditing(false); if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) save(); }}></textarea>
             <div class="row end"><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button>
             <button type="button" class="small primary" onClick=${save}>Save</button></div></div>`
-        : html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(m.display?.content ?? m.content) }}></div>`}
+        : html`<${BubbleContent} message=${m} />`}
       ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
       <footer class="message-actions">
         ${swipes || (isLast && m.role === 'assistant')

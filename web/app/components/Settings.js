@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, put, post } from '../api.js';
-import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout } from '../store.js';
+import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble } from '../store.js';
 import { ConnectionForm } from './ConnectionForm.js';
 
 export function Settings() {
@@ -77,7 +77,12 @@ const LABELS = /** @type {Record<string, string>} */ ({
   'tools.callTimeoutSeconds': 'Seconds per tool call',
   'tools.reasoningMode': 'Reasoning sent back with tool rounds',
   'web.fetchAddresses': 'Addresses web fetch may reach',
+  'rendering.javascript': 'JavaScript in messages (advanced rendering)',
 });
+
+/** Tavo's risk warning before scripts of cards run without asking. */
+const AUTO_WARNING =
+  'Cards are made by strangers. With “auto”, every script in a message runs as soon as it is shown — in a sandboxed frame that cannot read this page, your cookies or the API, but that can show anything, load images from the internet and call the TavoJS API (destructive calls still ask once per card). Only choose auto for cards you trust.';
 
 function ToolSettings() {
   const [rows, setRows] = useState(/** @type {any[] | null} */ (null));
@@ -86,9 +91,17 @@ function ToolSettings() {
   }, []);
   /** @param {string} key @param {any} value */
   const set = async (key, value) => {
+    if (key === 'rendering.javascript' && value === 'auto' && rendering.javascript.value !== 'auto') {
+      const yes = await askBubble({ kind: 'confirm', title: 'Run message scripts automatically?', text: AUTO_WARNING });
+      if (!yes) {
+        setRows((rs) => (rs ? [...rs] : rs));
+        return;
+      }
+    }
     try {
       const row = await put(`/api/settings/${encodeURIComponent(key)}`, { value });
       setRows((rs) => (rs || []).map((r) => (r.key === key ? row : r)));
+      if (key === 'rendering.javascript') rendering.javascript.value = row.value;
     } catch (e) {
       toast(errorText(e), 'error');
     }
@@ -106,6 +119,10 @@ function ToolSettings() {
           else if (r.kind.type === 'int')
             control = html`<input id=${id} type="number" min=${r.kind.min} max=${r.kind.max} value=${r.value}
               onChange=${(/** @type {any} */ e) => set(r.key, Number(e.currentTarget.value))} />`;
+          else if (r.kind.type === 'secret')
+            // A secret is never shown; a new value replaces it (the CLI shows it where needed).
+            control = html`<input id=${id} type="password" autocomplete="off" placeholder=${r.value || ''} minLength=${r.kind.minLength}
+              onChange=${(/** @type {any} */ e) => { if (e.currentTarget.value) set(r.key, e.currentTarget.value); }} />`;
           else
             control = html`<select id=${id} value=${r.value} onChange=${(/** @type {any} */ e) => set(r.key, e.currentTarget.value)}>
               ${r.kind.values.map((/** @type {string} */ v) => html`<option key=${v} value=${v}>${v}</option>`)}</select>`;

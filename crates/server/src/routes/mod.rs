@@ -4,6 +4,7 @@
 pub mod app_support;
 pub mod assets;
 pub mod audit;
+pub mod bubble;
 pub mod connections;
 pub mod events;
 pub mod health;
@@ -81,6 +82,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(mcp_servers::set_enabled))
         .routes(routes!(workbench::prompt))
         .routes(routes!(workbench::regex_test))
+        .routes(routes!(bubble::variables))
+        .routes(routes!(bubble::chat_virtual_file))
+        .routes(routes!(bubble::global_virtual_file))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()

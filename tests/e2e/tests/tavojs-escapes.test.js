@@ -1,0 +1,188 @@
+// The sandbox escape suite (issue 17): every hostile bubble of tavojs-escapes.tsv is shown in a
+// chat — with scripts on (`rendering.javascript` auto: sandboxed frames) and off (sanitised
+// HTML in the page) — and must fail harmlessly: the app keeps its address, title, cookie and
+// DOM, opens no window, no dialog or download, nothing covers it, the store holds no trace of
+// an attack, and the app still chats. A new vector is one line of the data file.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { bubbleChat, addMessage, vars, until } from '../lib/bubbles.js';
+
+const TOKEN = 'escape-suite-token-0123456789';
+
+/** @type {{name: string, kind: string, payload: string}[]} */
+export const VECTORS = readFileSync(new URL('./tavojs-escapes.tsv', import.meta.url), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() && !l.startsWith('#'))
+  .map((l) => {
+    const [name, kind, ...rest] = l.split('\t');
+    return { name, kind, payload: rest.join('\t') };
+  });
+
+/** A vector's bubble text. @param {{name: string, kind: string, payload: string}} v @param {number} chat */
+function bubble(v, chat) {
+  const pwn = `(function(){try{(top.__pwned=top.__pwned||[]).push('${v.name}')}catch(e){}try{tavo.set('pwned_${v.name}',1)}catch(e){}})()`;
+  const body = v.payload.replaceAll('CHAT', String(chat)).replaceAll('PWN()', pwn);
+  if (v.kind === 'html') return `<p>vector ${v.name}</p>${body}`;
+  return `<p>vector ${v.name}</p><script>(async()=>{let r=null;try{r=await (async()=>{${body}})()}catch(e){r=null}if(r)${pwn}})()</script>`;
+}
+
+/** A fresh session: the token typed into the login screen, as a user would. @param {import('playwright-core').Page} page */
+async function login(page) {
+  await browser.context.clearCookies();
+  await page.goto(`${tavo.url}/`);
+  await page.getByLabel('Access token').fill(TOKEN);
+  await page.getByRole('button', { name: /Log in/ }).click();
+  await page.getByRole('heading', { name: 'Characters' }).waitFor();
+}
+
+/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+
+before(async () => {
+  mock = await startMock({ turns: [{ text: 'Still here after the escape suite.' }], repeatLast: true });
+  tavo = await startTavo({ mock, token: TOKEN });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+  mock?.stop();
+});
+
+test('the suite has at least 40 vectors, each named once', () => {
+  assert.ok(VECTORS.length >= 40, `${VECTORS.length} vectors`);
+  assert.equal(new Set(VECTORS.map((v) => v.name)).size, VECTORS.length);
+  for (const v of VECTORS) assert.ok(v.kind === 'js' || v.kind === 'html', v.name);
+});
+
+for (const mode of /** @type {const} */ (['auto', 'off'])) {
+  test(`every vector fails harmlessly with scripts ${mode === 'auto' ? 'on (sandboxed frames)' : 'off (sanitised HTML)'}`, async () => {
+    await tavo.api('PUT', '/api/settings/rendering.javascript', { value: mode });
+    const { chatId, characters } = await bubbleChat(tavo, [`Stranger ${mode}`, `Friend ${mode}`], `Escapes ${mode}`);
+    const first = await addMessage(tavo, chatId, 'The first message, which no vector may delete.', characters[1]);
+    for (const v of VECTORS) await addMessage(tavo, chatId, bubble(v, chatId), characters[0]);
+    await addMessage(tavo, chatId, `<p id="alive">alive</p><script>tavo.set('alive', '${mode}')</script>`, characters[1]);
+    const before = await tavo.api('GET', `/api/chats/${chatId}/messages?limit=500`);
+
+    const page = await browser.context.newPage();
+    const errors = watchErrors(page);
+    let dialogs = 0;
+    let downloads = 0;
+    page.on('dialog', (d) => { dialogs++; d.dismiss().catch(() => {}); });
+    page.on('download', () => { downloads++; });
+    await login(page);
+    const cookiesBefore = await browser.context.cookies();
+    await page.goto(`${tavo.url}/chats/${chatId}`);
+    await page.getByRole('heading', { name: `Escapes ${mode}` }).waitFor();
+    const url = page.url();
+    const title = await page.title();
+
+    // Answer what the scripts ask the user: Deny, Cancel, Close.
+    let answering = true;
+    const answer = (async () => {
+      while (answering) {
+        const open = page.locator('dialog[open]');
+        if (await open.count().catch(() => 0)) {
+          const b = open.first().getByRole('button', { name: /^(Deny|Cancel|Close)$/ }).first();
+          await b.click({ timeout: 1000 }).catch(() => {});
+        }
+        await page.waitForTimeout(100).catch(() => {});
+      }
+    })();
+
+    // Scroll through the chat so that every bubble comes near the screen (frames are lazy).
+    const list = page.locator('.messages');
+    for (let round = 0; round < 2; round++) {
+      await list.evaluate((el) => { el.scrollTop = 0; });
+      await page.waitForTimeout(400);
+      const height = await list.evaluate((el) => el.scrollHeight);
+      for (let y = 0; y <= height; y += 700) {
+        await list.evaluate((el, top) => { el.scrollTop = top; }, y);
+        await page.waitForTimeout(80);
+      }
+    }
+    await list.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+    await page.waitForTimeout(2500);
+    await shot(page, `tavojs-escapes-${mode}`);
+
+    // The page is where it was, as it was.
+    assert.equal(page.url(), url, 'the app was not navigated');
+    assert.equal(await page.title(), title, 'the title is untouched');
+    assert.deepEqual(browser.context.pages().map((p) => p.url()).filter((u) => u !== 'about:blank'), [page.url()], 'no window was opened');
+    assert.equal(dialogs, 0, 'no alert, confirm, prompt or print dialog');
+    assert.equal(downloads, 0, 'no download');
+    assert.deepEqual(await browser.context.cookies(), cookiesBefore, 'the session cookie is untouched');
+    const pageState = await page.evaluate(() => ({
+      pwned: /** @type {any} */ (window).__pwned || null,
+      polluted: /** @type {any} */ ({}).polluted ?? null,
+      topbar: !!document.querySelector('.topbar'),
+      composer: !!document.querySelector('.composer textarea'),
+      frames: [...document.querySelectorAll('iframe')].map((f) => ({ sandbox: f.getAttribute('sandbox'), h: f.getBoundingClientRect().height, cls: f.className })),
+    }));
+    assert.equal(pageState.pwned, null, `scripts ran in the app page: ${pageState.pwned}`);
+    assert.equal(pageState.polluted, null, 'no prototype pollution in the app');
+    assert.ok(pageState.topbar && pageState.composer, 'the app DOM is whole');
+    for (const f of pageState.frames) {
+      assert.equal(f.cls, 'bubble-frame', 'only bubble frames exist in the app page');
+      assert.equal(f.sandbox, 'allow-scripts');
+      assert.ok(f.h <= 4000, `a frame is ${f.h}px tall`);
+    }
+    if (mode === 'off') assert.equal(pageState.frames.length, 0, 'scripts off: no frame');
+    else assert.ok(pageState.frames.length > 20, `${pageState.frames.length} frames ran`);
+
+    // Nothing covers the app: the composer and the navigation are what the pointer hits.
+    const box = /** @type {{x: number, y: number, width: number, height: number}} */ (await page.getByRole('textbox', { name: 'Message' }).boundingBox());
+    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('textarea, iframe, .bubble-html-box')?.tagName || 'none', [box.x + box.width / 2, box.y + box.height / 2]);
+    assert.equal(hit, 'TEXTAREA', 'the composer is not covered');
+    const nav = /** @type {{x: number, y: number, width: number, height: number}} */ (await page.getByRole('link', { name: 'Settings' }).boundingBox());
+    const navHit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('a')?.textContent || 'none', [nav.x + nav.width / 2, nav.y + nav.height / 2]);
+    assert.equal(navHit, 'Settings', 'the navigation is not covered');
+
+    // The store: no trace of an attack, no message lost, no asset made.
+    answering = false;
+    await answer;
+    const v = await vars(tavo, chatId);
+    const traces = [...Object.keys(v.chat), ...Object.keys(v.global)].filter((k) => k.startsWith('pwned'));
+    assert.deepEqual(traces, [], 'attack traces in the store');
+    const after = await tavo.api('GET', `/api/chats/${chatId}/messages?limit=500`);
+    const ids = new Set(after.messages.map((/** @type {any} */ m) => m.id));
+    for (const m of before.messages) assert.ok(ids.has(m.id), `message ${m.id} survived`);
+    assert.ok(ids.has(first));
+    assert.ok(!after.messages.some((/** @type {any} */ m) => m.role === 'system'), 'no forged system message');
+    const chat = await tavo.api('GET', `/api/library/chat/${chatId}`);
+    assert.equal(chat.name, `Escapes ${mode}`);
+    if (mode === 'auto') assert.equal(v.chat.alive, 'auto', 'a friendly bubble still works after the suite');
+
+    // And the app still chats.
+    await page.getByRole('textbox', { name: 'Message' }).fill('Are you still there?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('article.message', { hasText: 'Still here after the escape suite.' }).waitFor({ timeout: 20000 });
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+    assert.deepEqual(errors.filter((e) => !/Content Security Policy|sandbox|Blocked|blocked|not allowed|Unsafe attempt|permission/i.test(e)), []);
+    await page.close();
+  });
+}
+
+test('a frame that loops forever leaves the app responsive and is stopped from the UI', async () => {
+  await tavo.api('PUT', '/api/settings/rendering.javascript', { value: 'auto' });
+  const { chatId, characters } = await bubbleChat(tavo, ['Looper'], 'Loop');
+  await addMessage(tavo, chatId, '<p>looping</p><script>setTimeout(() => { for (;;) {} }, 200)</script>', characters[0]);
+  const page = await browser.context.newPage();
+  await login(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.locator('iframe.bubble-frame').waitFor();
+  await page.waitForTimeout(800);
+  const t0 = Date.now();
+  await page.getByRole('textbox', { name: 'Message' }).fill('typing while a bubble loops');
+  assert.equal(await page.getByRole('textbox', { name: 'Message' }).inputValue(), 'typing while a bubble loops');
+  assert.ok(Date.now() - t0 < 3000, 'the app answered');
+  await page.getByRole('button', { name: "Stop this message's scripts" }).click();
+  await page.getByText(/Scripts stopped: stopped by you/).waitFor();
+  assert.equal(await page.locator('iframe.bubble-frame').count(), 0);
+  await page.close();
+});

@@ -1,0 +1,311 @@
+// TavoJS in chat bubbles (seed 002, issue 17) in real Chromium: a bubble script calls the
+// namespaces and the test checks what landed in the store through the HTTP API and
+// `tavo var get`; destructive calls ask once per card by name; the composer, pickers and
+// `reuseContext` work; `rendering.javascript` off / ask / auto and the chat's advanced
+// rendering flag decide what runs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { bubbleChat, addMessage, vars, until, cliVar } from '../lib/bubbles.js';
+
+/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+
+before(async () => {
+  mock = await startMock({ turns: [{ text: 'A reply to the bubble.' }], repeatLast: true });
+  tavo = await startTavo({ mock, settings: { 'rendering.javascript': 'auto' } });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+  mock?.stop();
+});
+
+/** The bubble that walks the API and stores a report (seed 002's examples, one step each). @param {number} charId */
+const WALKER = (charId) => `<div id="out">running</div>
+<script>
+(async () => {
+  const R = {};
+  const step = async (k, f) => { try { R[k] = await f(); } catch (e) { R[k] = 'ERR ' + e.message; } };
+  tavo.set('status', { hp: 100, mp: 32 });
+  tavo.update('status', { hp: 70 });
+  R.syncGet = tavo.get('status.hp');
+  R.v1 = tavo.v1.get('status');
+  tavo.set('g', 'global!', 'global');
+  tavo.set('m', 5, 'message');
+  tavo.set('tmp', { a: 1, b: 2 });
+  tavo.unset('tmp.a');
+  R.missing = tavo.get('nothing.here');
+  await step('unknownScope', async () => tavo.get('x', 'character'));
+  await step('self', async () => (await tavo.message.current()).content.includes('id="out"'));
+  await step('count', () => tavo.message.count());
+  await step('findFirst', async () => (await tavo.message.find(0)).map((m) => m.content));
+  await step('findRange', async () => (await tavo.message.find([0, 100])).length);
+  await step('findUser', async () => (await tavo.message.find(-1, { role: 'user' })).length);
+  await step('getMissing', () => tavo.message.get(999999));
+  await step('append', async () => typeof (await tavo.message.append({ content: 'appended by a bubble', characterId: ${charId} })));
+  await step('chat', async () => (await tavo.chat.current()).characters.length);
+  await step('chatUpdate', async () => (await tavo.chat.update({ name: 'Renamed by a bubble' })).name);
+  await step('chars', async () => (await tavo.character.all()).map((c) => c.name));
+  await step('charGet', async () => (await tavo.character.get(${charId})).firstMes);
+  await step('charGetMissing', () => tavo.character.get(424242));
+  await step('charFind', async () => (await tavo.character.find('Al', { match: 'prefix' })).length);
+  await step('personaCreate', async () => typeof (await tavo.persona.create({ name: 'Bubble persona', description: 'made by a bubble' })));
+  await step('lorebookCreate', async () => typeof (await tavo.lorebook.create({ name: 'Bubble book', entries: [] })));
+  await step('lorebookAll', async () => (await tavo.lorebook.all()).map((l) => [l.name, l.entries]));
+  await step('memory', async () => (await tavo.memory.update({ enabled: true, memories: ['likes tea'] })).memories);
+  await step('memoryCurrent', async () => (await tavo.memory.current()).enabled);
+  await step('fileSave', () => tavo.file.save('note.txt', 'hello file'));
+  await step('fileLoad', () => tavo.file.load('note.txt'));
+  await step('fileExists', () => tavo.file.exists('note.txt'));
+  await step('fileMissing', () => tavo.file.load('nope.txt'));
+  await step('fileUrl', () => tavo.file.url('logo.png', 'global'));
+  await step('fileBadName', () => tavo.file.save('../x', 'x'));
+  await step('version', () => tavo.app.version());
+  await step('versionNumber', () => tavo.app.versionNumber());
+  await step('input', async () => { tavo.input.set('draft from a bubble'); await tavo.input.append('!'); return tavo.input.get(); });
+  await step('generate', () => tavo.generate('hi', {}));
+  await step('slash', () => triggerSlash('/echo hi'));
+  await step('unknown', () => tavo.nothing.here());
+  await step('toast', () => tavo.utils.toast('hello from a bubble'));
+  tavo.set('report', R);
+  document.getElementById('out').textContent = 'walked ' + Object.keys(R).length + ' steps';
+})();
+</script>`;
+
+test('a bubble script walks the TavoJS API and its calls land in the store every door reads', async () => {
+  const { chatId, characters } = await bubbleChat(tavo, ['Alice', 'Bob']);
+  await addMessage(tavo, chatId, 'A **plain** message with <span style="color: rgb(200, 0, 0)">red HTML</span>.', characters[0]);
+  const walker = await addMessage(tavo, chatId, WALKER(characters[0]), characters[0]);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  // Plain HTML: sanitised, styled, no frame.
+  const plain = page.locator('article.message').first();
+  await plain.locator('.bubble-html span', { hasText: 'red HTML' }).waitFor();
+  assert.equal(await plain.locator('iframe').count(), 0, 'HTML without scripts needs no frame');
+  assert.equal(await plain.locator('.bubble-html span').evaluate((el) => getComputedStyle(el).color), 'rgb(200, 0, 0)');
+
+  const v = await until(async () => {
+    const x = await vars(tavo, chatId, walker);
+    return x.chat.report ? x : null;
+  }, 20000, 'the walker report');
+  const R = v.chat.report;
+  assert.equal(R.syncGet, 70);
+  assert.deepEqual(R.v1, { hp: 70, mp: 32 });
+  assert.equal(R.missing, null);
+  assert.match(R.unknownScope, /^ERR unknown variable scope/);
+  assert.equal(R.self, true);
+  assert.equal(R.count, 2);
+  assert.equal(R.findFirst.length, 1);
+  assert.equal(R.findRange, 2);
+  assert.equal(R.findUser, 0);
+  assert.equal(R.getMissing, null);
+  assert.equal(R.append, 'number');
+  assert.equal(R.chat, 2);
+  assert.equal(R.chatUpdate, 'Renamed by a bubble');
+  assert.deepEqual(R.chars, ['Alice', 'Bob']);
+  assert.equal(R.charGet, 'I am Alice.');
+  assert.equal(R.charGetMissing, null);
+  assert.equal(R.charFind, 1);
+  assert.equal(R.personaCreate, 'number');
+  assert.equal(R.lorebookCreate, 'number');
+  assert.deepEqual(R.lorebookAll, [['Bubble book', 0]]);
+  assert.deepEqual(R.memory, ['likes tea']);
+  assert.equal(R.memoryCurrent, true);
+  assert.equal(R.fileSave, 'files/chat/note.txt');
+  assert.equal(R.fileLoad, 'hello file');
+  assert.equal(R.fileExists, true);
+  assert.equal(R.fileMissing, null);
+  assert.equal(R.fileUrl, 'files/global/logo.png');
+  assert.match(R.fileBadName, /^ERR /);
+  assert.match(R.version, /^\d+\.\d+\.\d+/);
+  assert.equal(typeof R.versionNumber, 'number');
+  assert.equal(R.input, 'draft from a bubble!');
+  assert.match(R.generate, /^ERR tavo.generate is not available/);
+  assert.match(R.slash, /^ERR triggerSlash/);
+  assert.match(R.unknown, /^ERR /);
+
+  // The same store the CLI and the HTTP API read.
+  assert.deepEqual(v.chat.status, { hp: 70, mp: 32 });
+  assert.deepEqual(v.chat.tmp, { b: 2 });
+  assert.equal(v.global.g, 'global!');
+  assert.equal(v.message.m, 5);
+  assert.deepEqual(JSON.parse(cliVar(tavo.dataDir, chatId, 'status')), { hp: 70, mp: 32 });
+  const msgs = await tavo.api('GET', `/api/chats/${chatId}/messages`);
+  assert.equal(msgs.messages.at(-1).content, 'appended by a bubble');
+  const chat = await tavo.api('GET', `/api/library/chat/${chatId}`);
+  assert.equal(chat.name, 'Renamed by a bubble');
+  assert.equal(chat.advancedRendering, true);
+  const personas = await tavo.api('GET', '/api/library/persona');
+  assert.ok(personas.some((/** @type {any} */ p) => p.name === 'Bubble persona'));
+  // The app shows what the bubble did: the appended message, the draft, the new name, the toast.
+  await page.locator('article.message', { hasText: 'appended by a bubble' }).waitFor();
+  assert.equal(await page.getByRole('textbox', { name: 'Message' }).inputValue(), 'draft from a bubble!');
+  await page.getByRole('heading', { name: 'Renamed by a bubble' }).waitFor();
+  await page.getByText('hello from a bubble').waitFor();
+  const frame = page.frameLocator('iframe.bubble-frame').first();
+  await frame.getByText(/walked \d+ steps/).waitFor();
+  // The frame is sandboxed to scripts only and sized to its content.
+  const iframe = page.locator('iframe.bubble-frame').first();
+  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts');
+  const h = await iframe.evaluate((el) => el.getBoundingClientRect().height);
+  assert.ok(h > 10 && h < 400, `frame height ${h}`);
+  await shot(page, 'tavojs-walker');
+  // The stored text never changed.
+  const stored = msgs.messages.find((/** @type {any} */ m) => m.id === walker);
+  assert.equal(stored.content, WALKER(characters[0]));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('destructive calls ask once per card by name; Deny returns null and changes nothing', async () => {
+  const { chatId, characters } = await bubbleChat(tavo, ['Carol', 'Dave'], 'Destructive');
+  const victim1 = await addMessage(tavo, chatId, 'delete me first', characters[0]);
+  const victim2 = await addMessage(tavo, chatId, 'delete me second', characters[0]);
+  const keepMe = await addMessage(tavo, chatId, 'keep me', characters[1]);
+  const card = { spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Imported by bubble', first_mes: 'hello', character_book: { entries: [{ keys: ['k'], content: 'lore', enabled: true, insertion_order: 0 }] } } };
+  await addMessage(tavo, chatId, `<p id="c">Carol's tools</p><script>
+    (async () => {
+      const a = await tavo.message.delete(${victim1});
+      const b = await tavo.message.delete({ id: ${victim2} });
+      const imported = await tavo.character.import(${JSON.stringify(card)});
+      tavo.set('carol', { a, b, imported });
+    })();</script>`, characters[0]);
+  await addMessage(tavo, chatId, `<p>Dave's tools</p><script>
+    (async () => { const r = await tavo.message.delete(${keepMe}); tavo.set('dave', { r }); })();</script>`, characters[1]);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  const ask = (/** @type {string} */ name) => page.getByRole('dialog', { name: new RegExp(`Allow scripts of “${name}”`) });
+  // One question per card, naming it, whatever the order the frames start in.
+  for (let i = 0; i < 2; i++) {
+    const dialog = page.getByRole('dialog', { name: /Allow scripts of/ });
+    await dialog.waitFor();
+    const title = await dialog.locator('h2').innerText();
+    if (i === 0) await shot(page, 'tavojs-confirm');
+    await dialog.getByRole('button', { name: title.includes('Carol') ? 'Allow' : 'Deny' }).click();
+    await page.getByRole('dialog', { name: title }).waitFor({ state: 'detached' });
+  }
+  const v = await until(async () => {
+    const x = await vars(tavo, chatId);
+    return x.chat.carol && x.chat.dave ? x : null;
+  }, 20000, 'both cards');
+  assert.equal(v.chat.carol.a, victim1);
+  assert.equal(v.chat.carol.b, victim2);
+  assert.equal(typeof v.chat.carol.imported.characterId, 'number');
+  assert.equal(typeof v.chat.carol.imported.lorebookId, 'number');
+  assert.equal(v.chat.carol.imported.regexId, null);
+  assert.deepEqual(v.chat.dave, { r: null });
+  const msgs = await tavo.api('GET', `/api/chats/${chatId}/messages`);
+  const ids = msgs.messages.map((/** @type {any} */ m) => m.id);
+  assert.ok(!ids.includes(victim1) && !ids.includes(victim2), 'Carol was allowed');
+  assert.ok(ids.includes(keepMe), 'Dave was denied');
+  assert.equal(await ask('Carol').count(), 0, 'asked once');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('pickers, the composer and reuseContext: the user answers, the script goes on', async () => {
+  const { chatId, characters } = await bubbleChat(tavo, ['Erin'], 'Interactive');
+  await addMessage(tavo, chatId, `<button id="pick">Pick a class</button><p id="got"></p>
+<script>
+document.getElementById('pick').onclick = async () => {
+  const role = await tavo.utils.select([
+    { value: 'warrior', label: 'Warrior', description: 'melee', subtitle: 'for beginners' },
+    { value: 'mage', label: 'Mage', description: 'spells' },
+  ], 'Choose a class', 'mage');
+  document.getElementById('got').textContent = 'chose ' + role;
+  tavo.set('role', role);
+};
+</script>`, characters[0]);
+  const self = await addMessage(tavo, chatId, `<p id="life">alive</p><script>
+(async () => {
+  window.runs = (window.runs || 0) + 1;
+  const me = await tavo.message.current();
+  const mark = '<!-- v' + '2 -->';
+  if (!me.content.endsWith(mark)) {
+    me.content += mark;
+    await tavo.message.update(me, { reuseContext: true });
+    tavo.set('afterUpdate', 'still running');
+  }
+  tavo.input.set('sent by a bubble');
+  const r = await tavo.input.send();
+  tavo.set('send', r);
+})();
+</script>`, characters[0]);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  // input.send is a destructive call: Erin asks once.
+  const dialog = page.getByRole('dialog', { name: /Allow scripts of “Erin”/ });
+  await dialog.getByRole('button', { name: 'Allow' }).click();
+  const v = await until(async () => {
+    const x = await vars(tavo, chatId);
+    return x.chat.send ? x : null;
+  }, 20000, 'input.send');
+  assert.deepEqual(v.chat.send, { ok: true, text: 'sent by a bubble' });
+  assert.equal(v.chat.afterUpdate, 'still running');
+  const msgs = await tavo.api('GET', `/api/chats/${chatId}/messages`);
+  assert.ok(msgs.messages.find((/** @type {any} */ m) => m.id === self).content.endsWith('<!-- v2 -->'));
+  assert.ok(msgs.messages.some((/** @type {any} */ m) => m.role === 'user' && m.content === 'sent by a bubble'));
+  await page.locator('article.message', { hasText: 'A reply to the bubble.' }).waitFor({ timeout: 20000 });
+
+  const picker = page.frameLocator('iframe.bubble-frame').first();
+  await picker.getByRole('button', { name: 'Pick a class' }).click();
+  const select = page.getByRole('dialog', { name: 'Choose a class' });
+  await select.waitFor();
+  await shot(page, 'tavojs-select');
+  await select.getByRole('button', { name: /Warrior/ }).click();
+  await picker.getByText('chose warrior').waitFor();
+  assert.equal((await vars(tavo, chatId)).chat.role, 'warrior');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('rendering.javascript off / ask / auto, the auto warning, and the chat flag', async () => {
+  const { chatId, characters } = await bubbleChat(tavo, ['Frank'], 'Modes');
+  await addMessage(tavo, chatId, '<b class="x">bold</b><script>tavo.set("ran", (tavo.get("ran") || 0) + 1)</script>', characters[0]);
+  await tavo.api('PUT', '/api/settings/rendering.javascript', { value: 'off' });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  const msg = page.locator('article.message').first();
+  await msg.locator('.bubble-html b', { hasText: 'bold' }).waitFor();
+  assert.equal(await msg.locator('iframe').count(), 0, 'off: no frame');
+  await page.waitForTimeout(500);
+  assert.equal((await vars(tavo, chatId)).chat.ran, undefined, 'off: nothing ran');
+
+  await tavo.api('PUT', '/api/settings/rendering.javascript', { value: 'ask' });
+  await page.reload();
+  await msg.getByRole('button', { name: 'Run scripts of Frank' }).click();
+  await msg.locator('iframe.bubble-frame').waitFor();
+  await until(async () => (await vars(tavo, chatId)).chat.ran === 1, 10000, 'ask: ran once allowed');
+
+  // Turning auto on shows the risk warning; Deny keeps the old mode.
+  await page.goto(`${tavo.url}/settings`);
+  const select = page.getByLabel('JavaScript in messages (advanced rendering)');
+  await select.selectOption('auto');
+  const warning = page.getByRole('dialog', { name: 'Run message scripts automatically?' });
+  await warning.waitFor();
+  await shot(page, 'tavojs-auto-warning');
+  await warning.getByRole('button', { name: 'Deny' }).click();
+  assert.equal((await tavo.api('GET', '/api/settings')).find((/** @type {any} */ r) => r.key === 'rendering.javascript').value, 'ask');
+  await select.selectOption('auto');
+  await warning.getByRole('button', { name: 'Allow' }).click();
+  await until(async () => (await tavo.api('GET', '/api/settings')).find((/** @type {any} */ r) => r.key === 'rendering.javascript').value === 'auto', 5000, 'auto stored');
+
+  // The chat's advanced rendering off: Markdown only, whatever the JavaScript setting.
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await msg.locator('iframe.bubble-frame').waitFor();
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  await page.getByLabel(/Advanced rendering/).click();
+  await until(async () => (await tavo.api('GET', `/api/library/chat/${chatId}`)).advancedRendering === false, 5000, 'the flag stored');
+  await msg.locator('.content:not(.rich)').waitFor();
+  assert.equal(await msg.locator('iframe').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

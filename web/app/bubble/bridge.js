@@ -1,0 +1,332 @@
+// The app's end of a bubble frame's channel: each TavoJS method (seed 002) mapped onto the
+// operation layer (`POST /api/ops/{name}`, the dispatcher every door uses) or onto the app's
+// own UI (composer, toasts, pickers). The page decides nothing the server decides: ids,
+// validation, write rules and the approval policy are the operations'. What the bridge adds
+// is the door's part: TavoJS's soft returns (`null`/`false`/`[]` where the seed says so), the
+// bare ids the seed returns instead of the tools' result objects, and one question per card
+// before a destructive call.
+
+import { get, op, ApiError } from '../api.js';
+import { chatView, currentReply, setDraft, startReply, refreshTail, updateChat, toast, askBubble } from '../store.js';
+
+/**
+ * What the bridge knows of the frame that called.
+ * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}, keep: (id: number) => void, varsChanged: () => void}} Caller
+ */
+
+/** Methods are looked up here only (never on an object a payload could name `__proto__`). @type {Map<string, (c: Caller, args: any[]) => Promise<any>>} */
+export const METHODS = new Map();
+
+/** The card's decision on destructive calls, for this page's life. @type {Map<string, boolean>} */
+const decisions = new Map();
+
+/** @type {Promise<Map<string, string>> | null} */
+let safetyOf = null;
+/** Each operation's write safety, from `GET /api/ops` (read once). */
+function safeties() {
+  if (!safetyOf) {
+    safetyOf = get('/api/ops').then(
+      (list) => new Map(list.map((/** @type {any} */ o) => [o.name, o.safety])),
+      () => new Map(),
+    );
+  }
+  return safetyOf;
+}
+
+/**
+ * Asks once per card whether its scripts may make destructive calls (deletes, imports,
+ * overwrites, sending messages); the answer holds for the card's other calls.
+ * @param {Caller} c @param {string} what
+ */
+async function allowed(c, what) {
+  const known = decisions.get(c.card.key);
+  if (known !== undefined) return known;
+  // Calls that arrive while the question is open wait for the same answer: one dialog per card.
+  let asking = asked.get(c.card.key);
+  if (!asking) {
+    asking = askBubble({
+      kind: 'confirm',
+      title: `Allow scripts of “${c.card.name}” to change your library?`,
+      text: `A script in a message of “${c.card.name}” wants to ${what}. Allowing lets this card's scripts delete, import, overwrite and send for the rest of this session.`,
+    }).then((yes) => {
+      decisions.set(c.card.key, !!yes);
+      asked.delete(c.card.key);
+      return !!yes;
+    });
+    asked.set(c.card.key, asking);
+  }
+  return asking;
+}
+
+/** The open question of each card. @type {Map<string, Promise<boolean>>} */
+const asked = new Map();
+
+/** Whether an operation counts as destructive for a bubble: the policy asks for it, or it
+ * deletes, imports or overwrites a library asset. @param {string} tool */
+async function destructive(tool) {
+  const safety = (await safeties()).get(tool);
+  return safety === 'confirm' || /^tavo_(character|persona|preset|lorebook|regex)_(update|delete|import)$/.test(tool);
+}
+
+/** Drops `undefined` fields (the operations' schemas are strict). @param {Record<string, any>} o */
+function defined(o) {
+  /** @type {Record<string, any>} */
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/** @param {any} v @param {string} what */
+function plainObject(v, what) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`${what} must be an object`);
+  return v;
+}
+
+/**
+ * One operation call for a caller's chat; a destructive one asks first and answers
+ * `{denied: true}` when the user says no.
+ * @param {Caller} c @param {string} tool @param {any} args @param {string} [what]
+ */
+async function call(c, tool, args, what) {
+  let confirm = false;
+  if (await destructive(tool)) {
+    if (!(await allowed(c, what || tool.replace(/^tavo_/, '').replace('_', ' ')))) return { denied: true };
+    confirm = true;
+  }
+  return { value: await op(tool, args, { chat: c.chatId, confirm }) };
+}
+
+/** A call whose failure is a soft value (`null`, `false`, `[]`), as the seed writes. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick @param {any} soft */
+async function soft(p, pick, soft) {
+  try {
+    const r = await p;
+    return r.denied ? soft : pick(r.value);
+  } catch (e) {
+    if (e instanceof ApiError && e.status >= 500) throw new Error(e.message);
+    return soft;
+  }
+}
+
+/** A call that throws the server's words on failure and answers `null` when denied. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick */
+async function strict(p, pick) {
+  try {
+    const r = await p;
+    return r.denied ? null : pick(r.value);
+  } catch (e) {
+    throw new Error(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** `12` or `{id: 12}` → 12. @param {any} ref @param {string} what */
+function idOf(ref, what) {
+  const id = ref !== null && typeof ref === 'object' ? ref.id : ref;
+  if (!Number.isInteger(id) || id <= 0) throw new Error(`${what} needs an id (a positive integer or an object with id)`);
+  return id;
+}
+
+/** @param {string} name @param {(c: Caller, args: any[]) => Promise<any>} f */
+const def = (name, f) => METHODS.set(name, f);
+
+// ---- variables (the frame keeps a snapshot for synchronous reads; writes land here) --------
+
+for (const m of ['set', 'update', 'unset']) {
+  def(`variable.${m}`, async (c, [arg]) => {
+    const a = plainObject(arg, 'the variable call');
+    const r = await op(`tavo_variable_${m}`, defined({ name: a.name, value: a.value, scope: a.scope, message: a.message }), { chat: c.chatId });
+    c.varsChanged();
+    return r;
+  });
+}
+
+// ---- messages ----------------------------------------------------------------------------
+
+/** @param {any} m */
+const messageOut = (m) => (m ? defined({ id: m.id, characterId: m.characterId, content: m.content, hidden: !!m.hidden, role: m.role, reasoning: m.reasoning }) : null);
+
+def('message.find', (c, [range, filter]) =>
+  soft(call(c, 'tavo_message_find', defined({ indexRange: range ?? undefined, filter: filter ?? undefined })), (list) => (list || []).map(messageOut), []));
+def('message.get', async (c, [ref]) => {
+  if (ref && typeof ref === 'object' && Number.isInteger(ref.index)) {
+    const list = await soft(call(c, 'tavo_message_find', { indexRange: ref.index }), (l) => l || [], []);
+    return list[0] ? messageOut(list[0]) : null;
+  }
+  if (!Number.isInteger(ref) && !(ref && Number.isInteger(ref.id))) return null;
+  return soft(call(c, 'tavo_message_get', { id: ref && typeof ref === 'object' ? ref.id : ref }), messageOut, null);
+});
+def('message.current', (c) => soft(call(c, 'tavo_message_get', { id: c.messageId }), messageOut, null));
+def('message.count', (c) => strict(call(c, 'tavo_message_count', {}), (r) => r.count));
+def('message.append', async (c, [m]) => {
+  const msg = plainObject(m, 'tavo.message.append(message)');
+  const id = await soft(
+    call(c, 'tavo_message_append', { message: defined({ content: msg.content, role: msg.role, characterId: msg.characterId, hidden: msg.hidden }) }),
+    (r) => r.id, null);
+  if (id != null) refreshTail().catch(() => {});
+  return id;
+});
+def('message.update', async (c, [m, opts]) => {
+  const msg = plainObject(m, 'tavo.message.update(message)');
+  // The seed: `hidden` left out means visible.
+  const edit = defined({ id: msg.id, content: msg.content, reasoning: msg.reasoning, hidden: !!msg.hidden });
+  if (opts && opts.reuseContext === true && msg.id === c.messageId) c.keep(msg.id);
+  const id = await soft(call(c, 'tavo_message_update', { message: edit }), (r) => r.id, null);
+  if (id != null) refreshTail().catch(() => {});
+  return id;
+});
+def('message.delete', async (c, [ref]) => {
+  const id = await soft(call(c, 'tavo_message_delete', { id: idOf(ref, 'tavo.message.delete') }, 'delete a message'), (r) => r.id, null);
+  if (id != null) refreshTail().catch(() => {});
+  return id;
+});
+
+// ---- the chat ----------------------------------------------------------------------------
+
+def('chat.current', (c) => soft(call(c, 'tavo_chat_current', {}), (chat) => chat, null));
+def('chat.update', async (c, [patch]) => {
+  const p = plainObject(patch, 'tavo.chat.update(chat)');
+  // The seed's fields only: this door rebinds no preset, lorebook or regex group.
+  const change = defined({ name: p.name, characters: p.characters, persona: p.persona, background: p.background });
+  if (chatView.id.value === c.chatId) {
+    await updateChat(change).catch((e) => { throw new Error(e.message); });
+    return chatView.chat.value;
+  }
+  return strict(call(c, 'tavo_chat_update', { chat: change }), (chat) => chat);
+});
+
+// ---- the library -------------------------------------------------------------------------
+
+/** @type {Record<string, {field: string, imported: (r: any) => any}>} */
+const KINDS = {
+  character: { field: 'card', imported: (r) => ({ characterId: r.characterId, lorebookId: r.lorebookId ?? null, regexId: r.regexId ?? null }) },
+  persona: { field: '', imported: () => null },
+  preset: { field: 'preset', imported: (r) => r.presetId ?? null },
+  lorebook: { field: 'lorebook', imported: (r) => r.lorebookId ?? null },
+  regex: { field: 'regex', imported: (r) => r.regexId ?? null },
+};
+
+for (const [kind, k] of Object.entries(KINDS)) {
+  const t = (/** @type {string} */ m) => `tavo_${kind}_${m}`;
+  def(`${kind}.all`, (c) => strict(call(c, t('all'), {}), (list) => list));
+  def(`${kind}.get`, (c, [ref]) => {
+    if (!(Number.isInteger(ref) || (ref && Number.isInteger(ref.id)))) return Promise.resolve(null);
+    return soft(call(c, t('get'), { id: idOf(ref, `tavo.${kind}.get`) }), (v) => v, null);
+  });
+  def(`${kind}.find`, (c, [name, options]) =>
+    strict(call(c, t('find'), defined({ name: String(name ?? ''), options: options && options.match ? { match: options.match } : undefined })), (list) => list));
+  def(`${kind}.create`, (c, [obj]) => strict(call(c, t('create'), { [kind]: plainObject(obj, `tavo.${kind}.create`) }, `create a ${kind}`), (r) => r.id));
+  def(`${kind}.update`, (c, [obj]) => strict(call(c, t('update'), { [kind]: plainObject(obj, `tavo.${kind}.update`) }, `overwrite a ${kind}`), (r) => r.id));
+  def(`${kind}.delete`, (c, [ref]) => strict(call(c, t('delete'), { id: idOf(ref, `tavo.${kind}.delete`) }, `delete a ${kind}`), (r) => r.id));
+  if (k.field) def(`${kind}.import`, (c, [obj]) => strict(call(c, t('import'), { [k.field]: plainObject(obj, `tavo.${kind}.import`) }, `import a ${kind}`), k.imported));
+}
+
+// ---- memory --------------------------------------------------------------------------------
+
+def('memory.current', (c) => strict(call(c, 'tavo_memory_get', {}), (m) => m));
+def('memory.update', (c, [m]) => {
+  const patch = plainObject(m, 'tavo.memory.update(memory)');
+  return strict(call(c, 'tavo_memory_update', { memory: defined({ enabled: patch.enabled, memories: patch.memories }) }), (r) => r);
+});
+
+// ---- files -------------------------------------------------------------------------------
+
+/** @param {any} o @param {string[]} keys */
+const options = (o, keys) => (o && typeof o === 'object' ? defined(Object.fromEntries(keys.map((k) => [k, o[k]]))) : undefined);
+
+def('file.save', (c, [name, content, opts]) =>
+  strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: String(content ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.path));
+def('file.load', (c, [name, opts]) =>
+  soft(call(c, 'tavo_file_load', defined({ name: String(name ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.content, null));
+def('file.delete', async (c, [name, opts]) => {
+  await soft(call(c, 'tavo_file_delete', defined({ name: String(name ?? ''), options: options(opts, ['scope']) })), () => null, null);
+});
+def('file.exists', (c, [name, opts]) =>
+  soft(call(c, 'tavo_file_exists', defined({ name: String(name ?? ''), options: options(opts, ['scope']) })), (r) => !!r.exists, false));
+
+// ---- the composer ------------------------------------------------------------------------
+
+/** @param {Caller} c */
+function openHere(c) {
+  if (chatView.id.value !== c.chatId) throw new Error('the composer belongs to another chat');
+}
+def('input.get', async (c) => (openHere(c), chatView.draft.value));
+def('input.set', async (c, [text]) => { openHere(c); setDraft(String(text ?? '')); });
+def('input.append', async (c, [text]) => { openHere(c); setDraft(chatView.draft.value + String(text ?? '')); });
+def('input.clear', async (c) => { openHere(c); setDraft(''); });
+def('input.send', async (c) => {
+  openHere(c);
+  const text = chatView.draft.value.trim();
+  const r = currentReply.value;
+  if (r && r.status.value !== 'finished' && !r.error.value) return { ok: false, reason: 'busy', text };
+  if (!text) return { ok: false, reason: 'rejected', text, message: 'the input is empty' };
+  if (!(await allowed(c, 'send a message for you'))) return { ok: false, reason: 'cancelled', text, cancelledBy: 'user' };
+  try {
+    await startReply('normal', text);
+    return { ok: true, text };
+  } catch (e) {
+    return { ok: false, reason: e instanceof ApiError && e.code === 'busy' ? 'busy' : 'rejected', text, message: e instanceof Error ? e.message : String(e) };
+  }
+});
+
+// ---- utilities ---------------------------------------------------------------------------
+
+/** A frame's image address in the app: `files/…` virtual paths, data: URLs, http(s). @param {Caller} c @param {string} src */
+function imageUrl(c, src) {
+  if (/^files\/(chat|global)\/[^/\\:]+$/.test(src) && !src.includes('..')) return `/api/chats/${c.chatId}/${src}`;
+  if (/^data:image\//i.test(src) || /^https?:\/\//i.test(src)) return src;
+  throw new Error('tavo.utils.preview takes a data:image URL, an http(s) URL or a files/… path');
+}
+
+def('utils.toast', async (_c, [text]) => { toast(String(text ?? '').slice(0, 500)); });
+def('utils.openUrl', async (c, [url]) => {
+  const u = String(url ?? '');
+  if (!/^https?:\/\//i.test(u)) throw new Error('tavo.utils.openUrl opens http(s) addresses only');
+  const yes = await askBubble({ kind: 'confirm', title: 'Open a web page?', text: `A script of “${c.card.name}” wants to open ${u.slice(0, 300)} in a new tab.` });
+  if (yes) window.open(u, '_blank', 'noopener,noreferrer');
+  return !!yes;
+});
+def('utils.export', async (_c, [name, data]) => {
+  const file = String(name ?? 'export').replace(/[/\\:]/g, '_').slice(0, 120) || 'export';
+  const text = String(data ?? '');
+  /** @type {Blob} */
+  let blob;
+  if (text.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(text)) {
+    const bin = atob(text);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    blob = new Blob([bytes]);
+  } else blob = new Blob([text], { type: 'text/plain;charset=utf-8' });
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = file;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+});
+def('utils.preview', async (c, [src]) => {
+  if (typeof src !== 'string' || !src) throw new Error('tavo.utils.preview needs a non-empty src');
+  askBubble({ kind: 'preview', src: imageUrl(c, src) });
+});
+def('utils.select', async (_c, [list, title, defaultValue]) => {
+  if (!Array.isArray(list) || !list.length) throw new Error('tavo.utils.select needs a non-empty array of options');
+  const opts = list.slice(0, 200).map((o) =>
+    typeof o === 'string' ? { value: o, label: o } : { value: String(o?.value ?? ''), label: String(o?.label ?? o?.value ?? ''), description: o?.description ? String(o.description) : undefined, subtitle: o?.subtitle ? String(o.subtitle) : undefined });
+  const v = await askBubble({ kind: 'select', title: title ? String(title) : 'Choose', options: opts, defaultValue: defaultValue == null ? undefined : String(defaultValue) });
+  return v ?? null;
+});
+
+// ---- the app -----------------------------------------------------------------------------
+
+/** @type {Promise<string> | null} */
+let version = null;
+const appVersion = () => (version ||= get('/api/health').then((h) => String(h.version || '0.0.0')));
+def('app.version', () => appVersion());
+def('app.versionNumber', async () => {
+  const [a, b, c] = (await appVersion()).split('.').map((n) => parseInt(n, 10) || 0);
+  return a * 1000 + b * 10 + c;
+});
+
+// ---- not in this build: said, not ignored ------------------------------------------------
+
+def('generate', async () => { throw new Error('tavo.generate is not available in bubbles yet'); });
+def('image.generate', async () => { throw new Error('tavo.image.generate is not available in bubbles yet'); });
+def('tts.play', async () => false);
+def('tts.stop', async () => undefined);
+def('triggerSlash', async (_c, [cmd]) => { throw new Error(`triggerSlash: slash commands are not supported yet (${String(cmd ?? '').slice(0, 60)})`); });

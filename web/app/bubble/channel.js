@@ -1,0 +1,215 @@
+// One bubble frame's channel to the app: the MessagePort the app created and handed to the
+// frame, the checks every message passes (shape, size, rate), and the frame's life (stop,
+// navigated away). A frame can only talk on its own port; nothing listens to `window`
+// messages, so a forged `postMessage` to the app goes nowhere.
+
+import { get } from '../api.js';
+import { METHODS } from './bridge.js';
+
+/** Calls a frame may make in a burst, and per second after it. */
+export const BURST = 40;
+export const PER_SECOND = 20;
+/** Refused calls (within one second) after which the frame is stopped as a flood. */
+export const FLOOD = 400;
+/** The largest call a frame may send (its JSON), in characters. */
+export const MAX_CALL = 4 * 1024 * 1024;
+/** The tallest a frame grows, in CSS pixels (then it scrolls inside). */
+export const MAX_HEIGHT = 4000;
+
+/** Every open frame's channel, so variable writes reach the other bubbles of the chat. @type {Set<Channel>} */
+const open = new Set();
+
+/**
+ * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}}} FrameInfo
+ * @typedef {{onSize: (h: number) => void, onStop: (reason: string) => void, onLog: (text: string) => void, onKeep: () => void}} FrameHooks
+ */
+
+export class Channel {
+  /**
+   * @param {HTMLIFrameElement} iframe
+   * @param {FrameInfo} info
+   * @param {FrameHooks} hooks
+   */
+  constructor(iframe, info, hooks) {
+    this.iframe = iframe;
+    this.info = info;
+    this.hooks = hooks;
+    this.channel = new MessageChannel();
+    this.port = this.channel.port1;
+    this.tokens = BURST;
+    this.at = performance.now();
+    this.refused = 0;
+    this.refusedAt = this.at;
+    this.stopped = false;
+    this.doc = '';
+    /** 'blank' → (load) 'starting' → (written) 'written' → (its load) 'running' */
+    this.state = 'blank';
+    this.loads = 0;
+    this.calls = 0;
+    /** @type {number} */
+    this.sizeFrame = 0;
+    this.pendingHeight = 0;
+    this.port.onmessage = (e) => this.receive(e.data);
+    this.onLoad = () => this.loaded();
+    iframe.addEventListener('load', this.onLoad);
+    open.add(this);
+  }
+
+  /** The first load is our frame document: start it. The runtime then writes the card's
+   * document, whose closing causes one more load; any other load means the frame navigated
+   * itself away (a link, a meta refresh, a form): it is stopped. */
+  async loaded() {
+    this.loads++;
+    if (this.state === 'written') {
+      this.state = 'running';
+      return;
+    }
+    if (this.state !== 'blank') return this.stop('the bubble tried to navigate away');
+    this.state = 'starting';
+    const vars = await get(`/api/chats/${this.info.chatId}/variables?message=${this.info.messageId}`).catch(() => null);
+    if (this.stopped || !this.iframe.contentWindow) return;
+    const style = getComputedStyle(this.iframe.parentElement || document.body);
+    this.iframe.contentWindow.postMessage(
+      {
+        type: 'tavo-init',
+        html: this.doc,
+        chatId: this.info.chatId,
+        messageId: this.info.messageId,
+        vars,
+        base: `${location.origin}/api/chats/${this.info.chatId}/`,
+        look: { color: style.color, font: style.font, scheme: getComputedStyle(document.documentElement).colorScheme },
+      },
+      '*',
+      [this.channel.port2],
+    );
+  }
+
+  /** @param {string} doc */
+  start(doc) {
+    this.doc = doc;
+  }
+
+  /** @param {any} d */
+  receive(d) {
+    if (this.stopped || d === null || typeof d !== 'object') return;
+    if (d.type === 'size') {
+      if (typeof d.height === 'number' && Number.isFinite(d.height)) this.size(d.height);
+      return;
+    }
+    if (d.type === 'written') {
+      if (this.state === 'starting') this.state = 'written';
+      return;
+    }
+    if (d.type === 'log') {
+      this.hooks.onLog(String(d.text).slice(0, 500));
+      return;
+    }
+    if (d.type !== 'call' || !Number.isInteger(d.id) || typeof d.method !== 'string' || !Array.isArray(d.args)) return;
+    if (!this.take()) return;
+    const id = d.id;
+    const f = METHODS.get(d.method);
+    if (!f) return this.answer(id, false, `tavo.${d.method} is not a TavoJS method`);
+    let size = 0;
+    try {
+      size = JSON.stringify(d.args).length;
+    } catch {
+      return this.answer(id, false, 'the arguments are not JSON data');
+    }
+    if (size > MAX_CALL) return this.answer(id, false, `the arguments are too large (${size} characters; at most ${MAX_CALL})`);
+    this.calls++;
+    const caller = {
+      chatId: this.info.chatId,
+      messageId: this.info.messageId,
+      card: this.info.card,
+      keep: () => this.hooks.onKeep(),
+      varsChanged: () => varsChanged(this),
+    };
+    Promise.resolve()
+      .then(() => f(caller, d.args))
+      .then(
+        (v) => this.answer(id, true, v),
+        (e) => this.answer(id, false, e instanceof Error ? e.message : String(e)),
+      );
+  }
+
+  /** A token bucket per frame: a loop or a flood is refused, and stopped when it persists. */
+  take() {
+    const now = performance.now();
+    this.tokens = Math.min(BURST, this.tokens + ((now - this.at) / 1000) * PER_SECOND);
+    this.at = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    if (now - this.refusedAt > 1000) {
+      this.refused = 0;
+      this.refusedAt = now;
+    }
+    this.refused++;
+    if (this.refused > FLOOD) this.stop('the bubble made too many calls');
+    else if (this.refused <= 20) this.hooks.onLog('too many tavo calls: some were refused');
+    return false;
+  }
+
+  /** @param {number} id @param {boolean} ok @param {any} value */
+  answer(id, ok, value) {
+    if (this.stopped) return;
+    try {
+      this.port.postMessage(ok ? { type: 'result', id, ok: true, value: value === undefined ? null : value } : { type: 'result', id, ok: false, error: String(value) });
+    } catch {
+      this.port.postMessage({ type: 'result', id, ok: false, error: 'the answer could not be sent' });
+    }
+  }
+
+  /** Sizes are applied once per frame of the page, clamped. @param {number} h */
+  size(h) {
+    this.pendingHeight = Math.max(24, Math.min(MAX_HEIGHT, Math.ceil(h)));
+    if (this.sizeFrame) return;
+    this.sizeFrame = requestAnimationFrame(() => {
+      this.sizeFrame = 0;
+      if (!this.stopped) this.hooks.onSize(this.pendingHeight);
+    });
+  }
+
+  /** @param {any} vars */
+  pushVars(vars) {
+    if (!this.stopped && vars) this.port.postMessage({ type: 'vars', vars });
+  }
+
+  /** Ends the frame: its document goes, so its scripts stop. @param {string} reason */
+  stop(reason) {
+    if (this.stopped) return;
+    this.stopped = true;
+    open.delete(this);
+    this.iframe.removeEventListener('load', this.onLoad);
+    this.port.onmessage = null;
+    this.port.close();
+    this.iframe.remove();
+    this.hooks.onStop(reason);
+  }
+
+  /** Closes without a notice (the bubble left the screen or re-renders). */
+  close() {
+    if (this.stopped) return;
+    this.hooks = { ...this.hooks, onStop: () => {} };
+    this.stop('closed');
+  }
+}
+
+/** After one frame wrote a variable, the other frames of its chat get fresh snapshots. @type {Map<number, number>} */
+const refresh = new Map();
+/** @param {Channel} from */
+function varsChanged(from) {
+  const chat = from.info.chatId;
+  clearTimeout(refresh.get(chat));
+  refresh.set(chat, window.setTimeout(() => {
+    refresh.delete(chat);
+    for (const ch of open) {
+      if (ch === from || ch.info.chatId !== chat || ch.stopped) continue;
+      get(`/api/chats/${chat}/variables?message=${ch.info.messageId}`).then((v) => ch.pushVars(v), () => {});
+    }
+  }, 150));
+}
+
+/** How many frames are open (the benchmark reads it). */
+export const openFrames = () => open.size;

@@ -1,0 +1,74 @@
+// How a message's display copy is shown under advanced rendering: as Markdown, as sanitised
+// HTML + CSS (no frame), or in a sandboxed frame because it holds scripts or a whole HTML
+// document (also inside a fenced code block, as SillyTavern community cards write it). Only
+// the copy shown is looked at; the stored text never changes.
+
+import { marked } from 'marked';
+import DOMPurify from 'dompurify';
+
+/**
+ * @typedef {{mode: 'markdown'} | {mode: 'html', html: string}
+ *   | {mode: 'frame', doc: string, before: string, after: string, light: string}} Rendering
+ *   `light` is the same content as sanitised HTML, shown when scripts may not run.
+ */
+
+const SCRIPTED = /<script\b|<[a-z][^>]*\son[a-z]+\s*=|javascript:/i;
+const DOCUMENT = /^\s*(?:<!--[\s\S]*?-->\s*)*(?:<!doctype\s+html|<html[\s>])/i;
+const DOC_IN_BLOCK = /<!doctype\s+html|<html[\s>]|<body[\s>]|<head[\s>]|<script\b/i;
+const FENCE = /(^|\n)(```|~~~)[^\n]*\n([\s\S]*?)\n\2[ \t]*(?=\n|$)/g;
+const TAG = /<\/?[a-z][\w-]*(?:\s[^>]*)?>/i;
+
+/** Markdown → HTML, as the app's renderer parses it (scripts kept: this feeds the frame). @param {string} text */
+function markdown(text) {
+  return /** @type {string} */ (marked.parse(text || '', { async: false, gfm: true, breaks: true }));
+}
+
+/**
+ * Sanitised HTML + CSS: styles kept (they are scoped to the bubble's shadow root, which is
+ * clipped), scripts, handlers, forms, frames, and document-level tags removed.
+ * @param {string} html
+ */
+export function sanitize(html) {
+  return DOMPurify.sanitize(html, {
+    FORCE_BODY: true,
+    ADD_TAGS: ['style'],
+    FORBID_TAGS: ['script', 'form', 'input', 'textarea', 'select', 'iframe', 'frame', 'object', 'embed', 'link', 'meta', 'base', 'portal'],
+    FORBID_ATTR: ['formaction', 'action', 'srcdoc'],
+  });
+}
+
+/** @type {Map<string, Rendering>} */
+const cache = new Map();
+
+/**
+ * @param {string} text the display copy
+ * @returns {Rendering}
+ */
+export function classify(text) {
+  const hit = cache.get(text);
+  if (hit) return hit;
+  const r = compute(text || '');
+  if (cache.size > 400) cache.clear();
+  cache.set(text, r);
+  return r;
+}
+
+/** @param {string} text @returns {Rendering} */
+function compute(text) {
+  for (const m of text.matchAll(FENCE)) {
+    const body = m[3];
+    if (DOC_IN_BLOCK.test(body)) {
+      const start = (m.index || 0) + m[1].length;
+      const before = text.slice(0, start);
+      const after = text.slice((m.index || 0) + m[0].length);
+      return { mode: 'frame', doc: body, before, after, light: sanitize(markdown(before) + body + markdown(after)) };
+    }
+  }
+  if (DOCUMENT.test(text)) return { mode: 'frame', doc: text, before: '', after: '', light: sanitize(text) };
+  if (SCRIPTED.test(text)) {
+    const html = markdown(text);
+    return { mode: 'frame', doc: html, before: '', after: '', light: sanitize(html) };
+  }
+  if (TAG.test(text)) return { mode: 'html', html: sanitize(markdown(text)) };
+  return { mode: 'markdown' };
+}

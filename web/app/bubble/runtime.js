@@ -1,0 +1,248 @@
+// The TavoJS runtime inside a bubble's sandboxed frame (seed 002). The server inlines this file
+// into /app/bubble/frame.html, whose policy (sandbox allow-scripts, connect-src 'none') leaves
+// the frame an opaque origin with no request of its own. The app posts one `tavo-init`
+// message with a MessagePort; from then on every `tavo.*` call is a message on that port, and
+// the app runs it through the same operation layer as every other door. Nothing here is
+// trusted by the app: a card's script runs in this realm and may replace any of it.
+(function () {
+  'use strict';
+  /** @type {MessagePort|null} */
+  let port = null;
+  let seq = 0;
+  /** @type {Map<number, {resolve: (v: any) => void, reject: (e: any) => void}>} */
+  const pending = new Map();
+  /** @type {{chat: Record<string, any>, global: Record<string, any>, message: Record<string, any>}} */
+  let vars = { chat: {}, global: {}, message: {} };
+  /** @type {{chatId: number, messageId: number, base: string}} */
+  let ctx = { chatId: 0, messageId: 0, base: '' };
+
+  /** @param {string} method @param {any[]} args @returns {Promise<any>} */
+  function call(method, args) {
+    return new Promise((resolve, reject) => {
+      if (!port) return reject(new Error('tavo is not ready'));
+      const id = ++seq;
+      pending.set(id, { resolve, reject });
+      let payload;
+      try {
+        // Only plain data crosses: functions, DOM nodes and cycles fail here, not in the app.
+        payload = JSON.parse(JSON.stringify(args === undefined ? [] : args));
+      } catch (e) {
+        pending.delete(id);
+        return reject(new Error(`${method}: arguments must be plain JSON data`));
+      }
+      port.postMessage({ type: 'call', id, method, args: payload });
+    });
+  }
+
+  /** @param {any} d */
+  function onPortMessage(d) {
+    if (!d || typeof d !== 'object') return;
+    if (d.type === 'result') {
+      const p = pending.get(d.id);
+      if (!p) return;
+      pending.delete(d.id);
+      if (d.ok) p.resolve(d.value);
+      else p.reject(new Error(String(d.error || 'failed')));
+    } else if (d.type === 'vars' && d.vars) {
+      vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
+    }
+  }
+
+  // ---- variables: synchronous reads of a snapshot, writes sent in order --------------------
+
+  /** @param {any} scope */
+  function scopeOf(scope) {
+    if (scope == null || scope === 'chat') return { key: 'chat', arg: { scope: 'chat' } };
+    if (scope === 'global') return { key: 'global', arg: { scope: 'global' } };
+    if (scope === 'message') return { key: 'message', arg: { scope: 'message', message: { id: ctx.messageId } } };
+    if (typeof scope === 'object' && scope.scope === 'message') {
+      const own = scope.id === ctx.messageId || scope.id == null && scope.index == null;
+      const target = scope.id != null ? { id: scope.id } : scope.index != null ? { index: scope.index } : { id: ctx.messageId };
+      return { key: own ? 'message' : null, arg: { scope: 'message', message: target } };
+    }
+    throw new Error(`unknown variable scope ${JSON.stringify(scope)}; use 'chat', 'global', 'message' or {scope: 'message', id | index}`);
+  }
+
+  /** @param {any} name */
+  function pathOf(name) {
+    if (typeof name !== 'string' || !name || name.split('.').some((s) => !s)) {
+      throw new Error('a variable name must be a non-empty name or dotted path (status.hp)');
+    }
+    return name.split('.');
+  }
+
+  /** @param {any} v */
+  const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  /** @param {any} v */
+  const clone = (v) => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
+
+  /** @param {Record<string, any>|null} store @param {string[]} path */
+  function read(store, path) {
+    /** @type {any} */
+    let cur = store;
+    for (const seg of path) {
+      if (!isObj(cur) || !Object.prototype.hasOwnProperty.call(cur, seg)) return null;
+      cur = cur[seg];
+    }
+    return cur === undefined ? null : clone(cur);
+  }
+
+  /** @param {Record<string, any>} store @param {string[]} path @param {(parent: any, leaf: string) => void} edit */
+  function write(store, path, edit) {
+    /** @type {any} */
+    let cur = store;
+    for (const seg of path.slice(0, -1)) {
+      if (!isObj(cur[seg])) Object.defineProperty(cur, seg, { value: {}, writable: true, enumerable: true, configurable: true });
+      cur = cur[seg];
+    }
+    edit(cur, path[path.length - 1]);
+  }
+
+  /** @param {Record<string, any>} parent @param {string} key @param {any} value */
+  const put = (parent, key, value) => Object.defineProperty(parent, key, { value, writable: true, enumerable: true, configurable: true });
+
+  /** @param {string} op @param {any} arg */
+  function send(op, arg) {
+    call(op, [arg]).catch((e) => console.error(`tavo.${op.split('.')[1]}: ${e.message}`));
+  }
+
+  const variables = {
+    /** @param {string} name @param {any} [scope] */
+    get(name, scope) {
+      const path = pathOf(name);
+      const s = scopeOf(scope);
+      return s.key ? read(vars[/** @type {'chat'|'global'|'message'} */ (s.key)], path) : null;
+    },
+    /** @param {string} name @param {any} value @param {any} [scope] */
+    set(name, value, scope) {
+      const path = pathOf(name);
+      const s = scopeOf(scope);
+      const v = clone(value);
+      if (s.key) write(vars[/** @type {'chat'|'global'|'message'} */ (s.key)], path, (p, k) => put(p, k, v));
+      send('variable.set', { name, value: v, ...s.arg });
+    },
+    /** @param {string} name @param {any} patch @param {any} [scope] */
+    update(name, patch, scope) {
+      const path = pathOf(name);
+      const s = scopeOf(scope);
+      if (typeof patch === 'function') patch = patch(variables.get(name, scope));
+      if (!isObj(patch)) throw new Error('tavo.update merges an object into an object variable');
+      const v = clone(patch);
+      if (s.key) {
+        write(vars[/** @type {'chat'|'global'|'message'} */ (s.key)], path, (p, k) => {
+          const base = isObj(p[k]) ? p[k] : {};
+          for (const key of Object.keys(v)) put(base, key, v[key]);
+          put(p, k, base);
+        });
+      }
+      send('variable.update', { name, value: v, ...s.arg });
+    },
+    /** @param {string} name @param {any} [scope] */
+    unset(name, scope) {
+      const path = pathOf(name);
+      const s = scopeOf(scope);
+      if (s.key) write(vars[/** @type {'chat'|'global'|'message'} */ (s.key)], path, (p, k) => { delete p[k]; });
+      send('variable.unset', { name, ...s.arg });
+    },
+  };
+
+  /** @param {string} ns @param {string[]} names */
+  function namespace(ns, names) {
+    /** @type {Record<string, (...a: any[]) => Promise<any>>} */
+    const o = {};
+    for (const n of names) o[n] = (...args) => call(`${ns}.${n}`, args);
+    return Object.freeze(o);
+  }
+
+  const ASSET = ['all', 'get', 'find', 'create', 'update', 'delete'];
+
+  /** @param {string} name @param {any} [scope] */
+  function fileUrl(name, scope) {
+    const s = scope === 'global' || (scope && scope.scope === 'global') ? 'global' : 'chat';
+    return `files/${s}/${name}`;
+  }
+
+  const input = namespace('input', ['get', 'set', 'append', 'clear', 'send']);
+  const utils = namespace('utils', ['toast', 'openUrl', 'export', 'preview', 'select']);
+
+  const tavo = {
+    get: variables.get,
+    set: variables.set,
+    update: variables.update,
+    unset: variables.unset,
+    message: namespace('message', ['find', 'get', 'current', 'count', 'append', 'update', 'delete']),
+    chat: namespace('chat', ['current', 'update']),
+    character: namespace('character', [...ASSET, 'import']),
+    persona: namespace('persona', ASSET),
+    preset: namespace('preset', [...ASSET, 'import']),
+    lorebook: namespace('lorebook', [...ASSET, 'import']),
+    regex: namespace('regex', [...ASSET, 'import']),
+    memory: namespace('memory', ['current', 'update']),
+    /** @param {string} prompt @param {any} [options] */
+    generate: (prompt, options) => call('generate', [prompt, options]),
+    image: namespace('image', ['generate']),
+    tts: namespace('tts', ['play', 'stop']),
+    file: Object.freeze({ ...namespace('file', ['save', 'load', 'delete', 'exists']), url: fileUrl }),
+    input,
+    utils: Object.freeze({
+      ...utils,
+      /** @param {any} src */
+      preview(src) {
+        if (typeof src !== 'string' || !src) throw new Error('tavo.utils.preview needs a non-empty src');
+        return utils.preview(src);
+      },
+    }),
+    app: namespace('app', ['version', 'versionNumber']),
+    v1: /** @type {any} */ (null),
+  };
+  tavo.v1 = tavo;
+
+  function reportSize() {
+    if (!port) return;
+    const el = document.documentElement;
+    const h = Math.ceil(Math.max(el ? el.scrollHeight : 0, document.body ? document.body.scrollHeight : 0));
+    port.postMessage({ type: 'size', height: h });
+  }
+
+  /** Puts the frame's base and default look first in the document the card wrote. @param {string} html @param {any} look */
+  function withHead(html, look) {
+    const esc = (/** @type {string} */ s) => String(s || '').replace(/[<>"]/g, '');
+    const head = `<base href="${esc(ctx.base)}" target="_blank"><style>:root{color-scheme:${esc(look.scheme) || 'light dark'};color:${esc(look.color)};font:${esc(look.font)}}body{margin:0;background:transparent;overflow-wrap:anywhere}img{max-width:100%}</style>`;
+    const m = /<head[^>]*>/i.exec(html) || /<html[^>]*>/i.exec(html);
+    if (m) return html.slice(0, m.index + m[0].length) + head + html.slice(m.index + m[0].length);
+    if (/^\s*<!doctype/i.test(html)) {
+      const end = html.indexOf('>') + 1;
+      return html.slice(0, end) + head + html.slice(end);
+    }
+    return `<!doctype html><html><head>${head}</head><body>${html}</body></html>`;
+  }
+
+  window.addEventListener('message', function init(e) {
+    // Only the app (our parent) starts a frame, once; a sibling bubble's forged init is ignored.
+    if (port || e.source !== window.parent || !e.data || e.data.type !== 'tavo-init' || !e.ports || !e.ports[0]) return;
+    const d = e.data;
+    port = e.ports[0];
+    ctx = { chatId: Number(d.chatId) || 0, messageId: Number(d.messageId) || 0, base: String(d.base || '') };
+    if (d.vars) vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
+    port.onmessage = (ev) => onPortMessage(ev.data);
+    window.removeEventListener('message', init);
+    Object.defineProperty(window, 'tavo', { value: Object.freeze(tavo), writable: false, configurable: false, enumerable: true });
+    /** @param {string} cmd */
+    const triggerSlash = (cmd) => call('triggerSlash', [cmd]);
+    Object.defineProperty(window, 'triggerSlash', { value: triggerSlash, writable: true, configurable: true });
+    document.open();
+    document.write(withHead(String(d.html || ''), d.look || {}));
+    document.close();
+    // The app expects the one load event that closing the written document causes; any other
+    // load means the frame navigated away.
+    port.postMessage({ type: 'written' });
+    // document.open() erased earlier listeners; errors of the card's scripts go to the app's log.
+    window.addEventListener('error', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String(ev.message) }));
+    window.addEventListener('unhandledrejection', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String((ev.reason && ev.reason.message) || ev.reason) }));
+    const ro = new ResizeObserver(() => reportSize());
+    ro.observe(document.documentElement);
+    if (document.body) ro.observe(document.body);
+    window.addEventListener('load', reportSize);
+    reportSize();
+  });
+})();

@@ -1,0 +1,93 @@
+// A message whose display copy holds scripts (or a whole HTML document) runs in its own
+// sandboxed frame (`sandbox="allow-scripts"`, never `allow-same-origin`): the document
+// /app/bubble/frame.html, served with a policy of its own, gets the copy over the frame's
+// MessageChannel and gives the card's scripts the `tavo` object. The frame is created only
+// when the bubble comes near the screen, sized to its content, and can be stopped here.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { Channel } from '../bubble/channel.js';
+
+export const FRAME_SRC = '/app/bubble/frame.html';
+/** Permissions no bubble gets (the sandbox already withholds popups, forms, top navigation). */
+const DENY = ['camera', 'microphone', 'geolocation', 'display-capture', 'clipboard-read', 'clipboard-write', 'payment', 'usb', 'serial', 'fullscreen', 'midi', 'screen-wake-lock']
+  .map((p) => `${p} 'none'`)
+  .join('; ');
+/** How far from the screen a frame is created. */
+const NEAR = '800px 0px';
+
+/** Bubbles that updated themselves with `reuseContext: true`: their next new copy keeps the frame. @type {Set<number>} */
+const keep = new Set();
+
+/** @param {{doc: string, chatId: number, messageId: number, card: {key: string, name: string}}} props */
+export function BubbleFrame({ doc, chatId, messageId, card }) {
+  const slot = useRef(/** @type {HTMLDivElement|null} */ (null));
+  const channel = useRef(/** @type {Channel|null} */ (null));
+  const shownDoc = useRef(doc);
+  const [near, setNear] = useState(false);
+  const [height, setHeight] = useState(120);
+  const [stopped, setStopped] = useState(/** @type {string|null} */ (null));
+  const [run, setRun] = useState(0);
+  const [logs, setLogs] = useState(/** @type {string[]} */ ([]));
+
+  useEffect(() => {
+    const el = slot.current;
+    if (!el || near) return;
+    if (typeof IntersectionObserver === 'undefined') return setNear(true);
+    const io = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        setNear(true);
+        io.disconnect();
+      }
+    }, { rootMargin: NEAR });
+    io.observe(el);
+    return () => io.disconnect();
+  }, [near]);
+
+  // A new copy re-renders the bubble, unless its script asked to keep running.
+  useEffect(() => {
+    if (doc === shownDoc.current) return;
+    if (keep.delete(messageId)) return;
+    shownDoc.current = doc;
+    setRun((n) => n + 1);
+  }, [doc]);
+
+  useEffect(() => {
+    const el = slot.current;
+    if (!near || !el || stopped) return;
+    const f = document.createElement('iframe');
+    f.setAttribute('sandbox', 'allow-scripts');
+    f.setAttribute('referrerpolicy', 'no-referrer');
+    f.setAttribute('allow', DENY);
+    f.setAttribute('title', `Message of ${card.name} (runs scripts)`);
+    f.className = 'bubble-frame';
+    f.style.height = height + 'px';
+    const ch = new Channel(f, { chatId, messageId, card }, {
+      onSize: (h) => {
+        f.style.height = h + 'px';
+        setHeight(h);
+      },
+      onStop: (reason) => setStopped(reason),
+      onLog: (text) => setLogs((l) => [...l.slice(-4), text]),
+      onKeep: () => keep.add(messageId),
+    });
+    ch.start(shownDoc.current);
+    f.setAttribute('src', FRAME_SRC);
+    el.appendChild(f);
+    channel.current = ch;
+    return () => {
+      ch.close();
+      channel.current = null;
+    };
+  }, [near, run, stopped]);
+
+  return html`<div class="bubble-script" data-frame-state=${stopped ? 'stopped' : near ? 'running' : 'waiting'}>
+    <div class="bubble-slot" ref=${slot} style=${stopped ? 'display:none' : `min-height:${near ? 0 : height}px`}></div>
+    ${stopped
+      ? html`<p class="bubble-stopped muted" role="status">Scripts stopped: ${stopped}.
+          <button type="button" class="small" onClick=${() => { setLogs([]); setStopped(null); setRun((n) => n + 1); }}>Run again</button></p>`
+      : html`<div class="bubble-bar muted">
+          <span title=${logs.join('\n')}>${logs.length ? `script · ${logs[logs.length - 1]}` : 'script'}</span>
+          <button type="button" class="small" aria-label="Stop this message's scripts" onClick=${() => channel.current?.stop('stopped by you')}>Stop</button>
+        </div>`}
+  </div>`;
+}
