@@ -1,12 +1,12 @@
-// Drafts are never mutated: every edit builds a new object and keeps the untouched parts'
-// objects, so "what changed" is a reference comparison for all but the edited entries.
-//
 // Editing one asset safely, the same way in every editor of the workbench: the draft is the
 // whole asset as read (unknown fields and `extensions` ride along untouched) and is saved with
 // the `revision` it was read at; a 409 keeps the draft and fetches the other version so the
 // page can show both; unsaved drafts live in sessionStorage (this tab, survives a reload, never
 // the token); the version before the last save is kept so that save can be undone. The server
 // decides every rule (validation, revisions); this module only carries the user's text.
+//
+// Drafts are never mutated: every edit builds a new object and keeps the untouched parts'
+// objects, so "what changed" is a reference comparison for all but the edited entries.
 
 import { signal, batch } from '@preact/signals';
 import { get, put, ApiError } from './api.js';

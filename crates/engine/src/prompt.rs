@@ -836,3 +836,44 @@ mod tests {
         assert_eq!(o.context_tokens(), 4_096);
     }
 }
+
+/// Token counts of texts as the next reply's prompt counts them (the editors' live counts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenCounts {
+    /// The model the counts are for: the connection's, else `gpt-4o` as `tavo prompt` uses.
+    pub model: String,
+    /// The encoding (`o200k_base`, `cl100k_base`, …).
+    pub encoding: &'static str,
+    /// Whether the counts are the documented estimate (a model without a public tokenizer).
+    pub estimated: bool,
+    /// One count per text, in order (the text alone, without message framing).
+    pub counts: Vec<usize>,
+}
+
+/// Counts `texts` with the tokenizer of `connection`'s model (the default connection when
+/// `None`; with none configured, `gpt-4o`, as [`preview`] builds). Blocking: reads the
+/// connection settings, and a process's first count loads the tokenizer.
+pub fn count_tokens(
+    store: &Store,
+    texts: &[String],
+    connection: Option<&str>,
+) -> Result<TokenCounts, EngineError> {
+    let book = tavo_llm::ConnectionBook::from_setting(
+        store.setting_get(tavo_llm::connection::SETTINGS_KEY)?,
+    )?;
+    let model = match book.pick(connection) {
+        Ok(c) => c.model.clone(),
+        Err(tavo_llm::connection::ConnectionError::NoDefault) if connection.is_none() => {
+            "gpt-4o".to_owned()
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let counter = tavo_prompt::assemble::TokenCounter::for_model(&model);
+    Ok(TokenCounts {
+        encoding: counter.encoding(),
+        estimated: counter.is_estimate(),
+        counts: texts.iter().map(|t| counter.count(t)).collect(),
+        model,
+    })
+}

@@ -48,6 +48,9 @@ test('every card field is edited in the editor and seen by tavo show; extensions
   await editor.getByRole('group', { name: 'Group-only greetings' }).getByRole('button', { name: 'Add group greeting' }).click();
   await editor.getByRole('textbox', { name: 'Group greeting 1' }).fill('Welcome, all of you.');
   await editor.getByRole('status').getByText('Unsaved changes').waitFor();
+  // Live token counts per field, from the server's tokenizer.
+  const want = (await tavo.api('POST', '/api/tokens', { texts: ['{{char}} keeps the inn by the river.'] })).counts[0];
+  await page.locator('[data-tokens="description"]').getByText(`${want} tokens`).waitFor();
   await shot(page, 'workbench-character-editor');
   await editor.getByRole('button', { name: 'Save' }).click();
   await editor.getByRole('status').getByText(/^Saved ·/).waitFor();

@@ -168,6 +168,14 @@ test('a regex tested live gives what the engine gives on the same text', async (
   const matches = await tester.getByRole('list', { name: 'Matches' }).getByRole('listitem').allTextContents();
   assert.equal(matches.length, 2);
   assert.equal(matches[1], `c@dx at ${sample.indexOf('c@dx')} → [d for c, Mira]`, 'UTF-16 offset, trim applied to captures');
+  // A stored message as the sample: its text, placement and depth, the same result.
+  await tester.getByRole('textbox', { name: 'Sample text' }).fill('');
+  await tester.getByRole('combobox', { name: 'Sample from chat' }).selectOption(String(rchat));
+  const stored = view.messages[view.messages.length - 1];
+  await tester.getByRole('combobox', { name: 'Sample message' }).selectOption(String(stored.id));
+  assert.equal(await tester.getByRole('textbox', { name: 'Sample text' }).inputValue(), sample);
+  assert.equal(await tester.getByRole('spinbutton', { name: 'Sample depth' }).inputValue(), '0');
+  await page.waitForFunction((want) => /** @type {HTMLTextAreaElement|null} */ (document.querySelector('textarea[aria-label="Result"]'))?.value === want, engine, { timeout: 5000 });
   // Editing the rule re-runs it: a bare pattern replaces the first match only.
   await page.getByRole('textbox', { name: 'Find' }).fill('(\\w+)@(\\w+)');
   await page.waitForFunction(() => /** @type {HTMLTextAreaElement|null} */ (document.querySelector('textarea[aria-label="Result"]'))?.value.includes('c@dx'));

@@ -2,9 +2,10 @@
 // tags, the card's bound lorebook and regex group, export. The draft is the whole card as
 // read, so `extensions` and fields this form does not show are written back untouched; saving
 // carries the revision read (see drafts.js for conflicts, reload survival and undo).
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link } from '../router.js';
+import { get, post } from '../api.js';
 import { assetDraft, loadDraft, setField } from '../drafts.js';
 import { EditorBar } from './EditorBar.js';
 import { TextList } from './TextList.js';
@@ -44,10 +45,25 @@ const FORMATS = [
 /** @param {{id: number}} props */
 export function CharacterEditor({ id }) {
   const d = assetDraft('character', id);
+  /** The lorebook and regex group the card owns (its character_book and regex_scripts). */
+  const [owned, setOwned] = useState(/** @type {{lorebooks: any[], regexes: any[]}|null} */ (null));
   useEffect(() => {
     loadDraft(d);
+    get(`/api/characters/${id}/owned`).then(setOwned, () => setOwned(null));
   }, [id]);
   const card = d.draft.value;
+  /** Live token counts per field, from the server's tokenizer (the model of the default connection). */
+  const [tokens, setTokens] = useState(/** @type {Record<string, number>|null} */ (null));
+  const counted = [...TEXT_FIELDS, ...MORE_FIELDS].map(([k]) => k).filter((k) => k !== 'name' && k !== 'nickname' && k !== 'creator' && k !== 'characterVersion');
+  const textsKey = card ? JSON.stringify(counted.map((k) => card[k] || '')) : '';
+  useEffect(() => {
+    if (!card) return;
+    const timer = setTimeout(() => {
+      post('/api/tokens', { texts: counted.map((k) => card[k] || '') })
+        .then((r) => setTokens(Object.fromEntries(counted.map((k, i) => [k, r.counts[i]]))), () => setTokens(null));
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [textsKey]);
   if (d.error.value && !card) return html`<section class="screen"><p class="error" role="alert">${d.error.value}</p></section>`;
   if (!card) return html`<section class="screen"><p class="muted" aria-busy="true">Loading…</p></section>`;
   /** @param {[string, string, number]} f */
@@ -56,7 +72,7 @@ export function CharacterEditor({ id }) {
       ? html`<textarea rows=${rows} value=${card[key] ?? ''} onInput=${(/** @type {any} */ e) => setField(d, key, e.currentTarget.value)}></textarea>`
       : html`<input value=${card[key] ?? ''} required=${key === 'name'}
           onInput=${(/** @type {any} */ e) => setField(d, key, key === 'nickname' && !e.currentTarget.value ? null : e.currentTarget.value)} />`}
-    <span class="muted small" aria-hidden="true">${(card[key] || '').length} characters</span>
+    <span class="muted small" aria-hidden="true" data-tokens=${key}>${tokens && tokens[key] != null ? `${tokens[key]} tokens · ` : ''}${(card[key] || '').length} characters</span>
   </label>`;
   const extensions = card.extensions && Object.keys(card.extensions).length ? Object.keys(card.extensions) : [];
   return html`<section class="screen editor character-editor" aria-label=${'Edit ' + card.name}>
@@ -85,6 +101,16 @@ export function CharacterEditor({ id }) {
           <input value=${(card.tags || []).join(', ')}
             onChange=${(/** @type {any} */ e) => setField(d, 'tags', e.currentTarget.value.split(',').map((/** @type {string} */ t) => t.trim()).filter(Boolean))} />
         </label>
+        <section aria-label="The card's own assets">
+          <h2>Embedded lorebook and regex</h2>
+          ${owned && (owned.lorebooks.length || owned.regexes.length)
+            ? html`<ul>
+                ${owned.lorebooks.map((b) => html`<li key=${'l' + b.id}>Lorebook <a href=${'/lorebooks/' + b.id} onClick=${link}>${b.name}</a></li>`)}
+                ${owned.regexes.map((g) => html`<li key=${'r' + g.id}>Regex group <a href=${'/regex/' + g.id} onClick=${link}>${g.name}</a></li>`)}
+              </ul>
+              <p class="muted small">Written back into the card on export.</p>`
+            : html`<p class="muted">This card has no embedded lorebook or regex scripts.</p>`}
+        </section>
         <p class="muted small">Extensions kept as they are: ${extensions.length ? extensions.join(', ') : 'none'}.</p>
       </div>
     </div>

@@ -105,7 +105,7 @@ export function LorebookEditor({ id }) {
   const renderRow = (row) => {
     const e = entries[shown[row]];
     const label = e.name || e.identifier;
-    return html`<div key=${e.identifier} role="listitem" class=${'entry-row' + (e.identifier === selected ? ' selected' : '') + (e.enabled === false ? ' disabled' : '')}
+    return html`<div key=${e.identifier} role="listitem" aria-posinset=${row + 1} aria-setsize=${shown.length} class=${'entry-row' + (e.identifier === selected ? ' selected' : '') + (e.enabled === false ? ' disabled' : '')}
         style=${{ height: ROW + 'px' }}>
       <input type="checkbox" aria-label=${'Select ' + label} checked=${checked.has(e.identifier)} onChange=${() => toggleCheck(e.identifier)} />
       <button type="button" class="entry-open" aria-pressed=${e.identifier === selected} onClick=${() => setSelected(e.identifier)}>

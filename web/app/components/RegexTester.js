@@ -1,11 +1,13 @@
 // The regex editor's live tester: the rule runs on the sample through the engine itself
 // (`POST /api/regex/test`: the prompt crate's pipeline on its JavaScript worker, trims,
 // `{{match}}`, substitution and depth bounds included), so what is shown is what a generation
-// does. The page only sends the rule and shows the answer.
+// does. The sample is typed or taken from a chat's message (with its placement and depth). The
+// page only sends the rule and shows the answer.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { post } from '../api.js';
 import { errorText } from '../store.js';
+import { MessagePicker } from './MessagePicker.js';
 
 /** @param {{rule: any}} props */
 export function RegexTester({ rule }) {
@@ -38,6 +40,11 @@ export function RegexTester({ rule }) {
   }, [JSON.stringify(rule), text, placement, depth, user, char]);
   return html`<section class="regex-tester" aria-label="Tester">
     <h3>Test</h3>
+    <${MessagePicker} onPick=${(/** @type {{text: string, placement: string, depth: number}} */ m) => {
+      setText(m.text);
+      setPlacement(m.placement);
+      setDepth(String(m.depth));
+    }} />
     <label class="field">Sample text <textarea rows="5" value=${text}
       onInput=${(/** @type {any} */ e) => { setText(e.currentTarget.value); sessionStorage.setItem('tavo.regexSample', e.currentTarget.value); }}></textarea></label>
     <div class="row wrap">

@@ -7,6 +7,8 @@ import { html } from '../html.js';
 const OVERSCAN = 6;
 
 /**
+ * `renderRow` should give each row `role="listitem"` with `aria-posinset` (index + 1) and
+ * `aria-setsize` (count): assistive technology then knows the list's true length.
  * @param {{count: number, rowHeight: number, height: number, label: string,
  *   renderRow: (index: number) => any, scrollTo?: number | null}} props
  *   `scrollTo`: an index to bring into view when it changes.
@@ -33,7 +35,7 @@ export function VirtualList({ count, rowHeight, height, label, renderRow, scroll
   const rows = [];
   for (let i = first; i < last; i++) rows.push(renderRow(i));
   return html`<div class="virtual-list" ref=${box} style=${{ height: height + 'px' }} role="list" aria-label=${label}
-      aria-rowcount=${count} onScroll=${(/** @type {any} */ e) => setTop(e.currentTarget.scrollTop)}>
+      onScroll=${(/** @type {any} */ e) => setTop(e.currentTarget.scrollTop)}>
     <div style=${{ height: count * rowHeight + 'px', position: 'relative' }}>
       <div style=${{ position: 'absolute', top: first * rowHeight + 'px', left: 0, right: 0 }}>${rows}</div>
     </div>

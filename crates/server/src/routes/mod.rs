@@ -82,6 +82,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(mcp_servers::set_enabled))
         .routes(routes!(workbench::prompt))
         .routes(routes!(workbench::regex_test))
+        .routes(routes!(workbench::character_owned))
+        .routes(routes!(workbench::tokens))
         .routes(routes!(bubble::variables))
         .routes(routes!(bubble::chat_virtual_file))
         .routes(routes!(bubble::global_virtual_file))

@@ -68,6 +68,13 @@ pub async fn prompt(
         speaker: q.speaker.map(CharacterId),
         record: false,
     };
+    let exists = state
+        .blocking(move |s| s.chat_get(tavo_model::ChatId(id)))
+        .await?
+        .is_some();
+    if !exists {
+        return Err(ApiError::not_found(format!("chat {id} not found")));
+    }
     let engine = state.replies.engine().clone();
     let preview = state
         .off_executor(move || engine.preview(&request))
@@ -137,4 +144,62 @@ pub async fn regex_test(
         .await?
         .map_err(|e| ApiError::internal("the regex worker", e))?;
     Ok(Json(answer))
+}
+
+/// The lorebook and regex group a character's card owns (its `character_book` and
+/// `extensions.regex_scripts`, stored as assets of their own and written back on export) →
+/// `{lorebooks: [{id, name}], regexes: [{id, name}]}` (at most one each); the character editor
+/// links to their editors.
+#[utoipa::path(get, path = "/api/characters/{id}/owned", tag = "library",
+    params(("id" = i64, Path)),
+    responses((status = 200, description = "The card's own lorebook and regex group", body = Object),
+              (status = 404, description = "No such character", body = ErrorBody)))]
+pub async fn character_owned(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<Value>> {
+    let bindings = state
+        .blocking_api(move |s| {
+            s.read(|tx| {
+                if tx.get::<tavo_model::Character>(CharacterId(id))?.is_none() {
+                    return Ok(None);
+                }
+                tx.card_bindings(&[CharacterId(id)]).map(Some)
+            })
+            .map_err(ApiError::from)?
+            .ok_or_else(|| ApiError::not_found(format!("character {id} not found")))
+        })
+        .await?;
+    Ok(Json(serde_json::to_value(bindings).map_err(|e| {
+        ApiError::internal("the card's bindings", e)
+    })?))
+}
+
+/// Texts to count.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokensBody {
+    /// The texts (a card's fields, an entry's content).
+    pub texts: Vec<String>,
+    /// Whose model's tokenizer (default: the default connection's).
+    pub connection: Option<String>,
+}
+
+/// Token counts of texts as the next reply's prompt counts them →
+/// `{model, encoding, estimated, counts}` (one count per text, without message framing).
+#[utoipa::path(post, path = "/api/tokens", tag = "library",
+    request_body = TokensBody,
+    responses((status = 200, description = "The counts", body = Object),
+              (status = 400, description = "Unknown connection", body = ErrorBody)))]
+pub async fn tokens(
+    State(state): State<AppState>,
+    Json(body): Json<TokensBody>,
+) -> ApiResult<Json<tavo_engine::prompt::TokenCounts>> {
+    let counts = state
+        .blocking_api(move |s| {
+            tavo_engine::prompt::count_tokens(s, &body.texts, body.connection.as_deref())
+                .map_err(engine_error)
+        })
+        .await?;
+    Ok(Json(counts))
 }
