@@ -96,7 +96,7 @@ pub const SETTINGS: [SettingSpec; 13] = [
     SettingSpec {
         key: MCP_TOKEN,
         kind: Kind::Secret { min_len: 16 },
-        about: "the bearer token MCP clients send (at least 16 characters); shown only by `tavo mcp info`",
+        about: "the bearer token MCP clients send (at least 16 characters); shown only by `tavo mcp info` and the app's MCP settings",
     },
     SettingSpec {
         key: MCP_SCOPE,

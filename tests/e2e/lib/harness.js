@@ -75,10 +75,12 @@ export async function startMock(script) {
 /**
  * `tavo serve` on a free port with a fresh library. With `mock`, the mock is added as the
  * default connection; `settings` are set before the test starts.
- * @param {{token?: string, mock?: {url: string}, settings?: Record<string, any>}} [opts]
+ * @param {{token?: string, mock?: {url: string}, settings?: Record<string, any>, prepare?: (dataDir: string) => void}} [opts]
  */
 export async function startTavo(opts = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tavo-e2e-'));
+  // Library set-up the server must find at start (an MCP server to connect, for example).
+  if (opts.prepare) opts.prepare(dataDir);
   const args = ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir];
   if (opts.token) args.push('--token', opts.token);
   const { url, proc, log } = await startProcess(binary('tavo'), args, { TAVO_TOKEN: '', RUST_LOG: 'warn' });

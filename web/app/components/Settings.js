@@ -5,6 +5,7 @@ import { html } from '../html.js';
 import { get, put, post } from '../api.js';
 import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble } from '../store.js';
 import { ConnectionForm } from './ConnectionForm.js';
+import { McpPanel } from './McpPanel.js';
 
 export function Settings() {
   const [editing, setEditing] = useState(/** @type {any} */ (null));
@@ -65,6 +66,7 @@ export function Settings() {
             })}</ul>`}
     </section>
     <${ToolSettings} />
+    <${McpPanel} />
     ${authRequired.value ? html`<section><h2>Session</h2><button type="button" onClick=${() => act(logout)}>Log out</button></section>` : null}
   </section>`;
 }

@@ -131,3 +131,33 @@ pub async fn set_enabled(
         .find(|s| s.name == name);
     Ok(Json(serde_json::to_value(status).unwrap_or_default()))
 }
+
+/// The connection text of tavo's own MCP server, as Tavo lets users copy it (and `tavo mcp info`
+/// prints it): `{enabled, scope, url, token?, text}`. The token is shown to the app's signed-in
+/// user only — the one other place besides `tavo mcp info`.
+#[utoipa::path(get, path = "/api/mcp/info", tag = "mcp",
+    responses((status = 200, description = "`{enabled, scope, url, token?, text}`", body = Object)))]
+pub async fn info(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    use tavo_engine::settings;
+    let url = format!("http://{}/mcp", state.config.addr);
+    let (enabled, scope, token) = state
+        .blocking_api(|s| {
+            let read = |e| ApiError::internal("reading the MCP settings", e);
+            Ok((
+                settings::get(s, settings::MCP_ENABLED).map_err(read)? == json!(true),
+                settings::get(s, settings::MCP_SCOPE).map_err(read)?,
+                settings::secret(s, settings::MCP_TOKEN).map_err(read)?,
+            ))
+        })
+        .await?;
+    let text = format!(
+        "Tavo MCP Server: {}\nPreferred access: direct HTTP JSON-RPC\nServer URL: {url}\nAuthorization: Bearer {}",
+        env!("CARGO_PKG_VERSION"),
+        token
+            .as_deref()
+            .unwrap_or("(enable the server to generate a token)")
+    );
+    Ok(Json(
+        json!({"enabled": enabled, "scope": scope, "url": url, "token": token, "text": text}),
+    ))
+}

@@ -80,6 +80,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(mcp_servers::list, mcp_servers::add))
         .routes(routes!(mcp_servers::remove))
         .routes(routes!(mcp_servers::set_enabled))
+        .routes(routes!(mcp_servers::info))
         .routes(routes!(workbench::prompt))
         .routes(routes!(workbench::regex_test))
         .routes(routes!(workbench::character_owned))
@@ -94,6 +95,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(ops::call))
         .routes(routes!(assets::list, assets::create))
         .routes(routes!(assets::get, assets::replace, assets::delete))
+        .routes(routes!(workbench::set_character_avatar))
         .layer(DefaultBodyLimit::max(limits.op_body));
     // Uploads stream to disk under their own per-file and per-request limits.
     let upload = OpenApiRouter::new()
