@@ -211,3 +211,23 @@ export async function followSse(path, opts) {
     await new Promise((r) => setTimeout(r, 300));
   }
 }
+
+/**
+ * Sends raw bytes (an avatar image) with `PUT`.
+ * @param {string} path @param {Blob} blob
+ */
+export async function putBytes(path, blob) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method: 'PUT',
+      body: blob,
+      headers: { 'X-Tavo-Request': '1', 'Content-Type': blob.type || 'application/octet-stream', Accept: 'application/json' },
+      credentials: 'same-origin',
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', 'cannot reach the tavo server: ' + String(e));
+  }
+  if (!res.ok) throw await errorOf(res);
+  return null;
+}

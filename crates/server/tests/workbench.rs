@@ -176,3 +176,38 @@ async fn a_cards_own_assets_and_token_counts() {
     assert_eq!(counts[0], 0);
     assert_eq!(counts[2], counts[1] * 2);
 }
+
+#[tokio::test]
+async fn an_avatar_upload_replaces_the_image_and_refuses_what_is_not_one() {
+    let s = TestServer::start().await;
+    let (_, c) = post(
+        &s,
+        "/api/library/character",
+        json!({"name": "Mira", "firstMes": "Hi."}),
+    )
+    .await;
+    let id = c["id"].as_i64().expect("id");
+    // The smallest PNG signature the sniffer accepts, then any bytes: the store keeps them.
+    let png = b"\x89PNG\r\n\x1a\nnot really pixels".to_vec();
+    let put = |body: Vec<u8>, id: i64| {
+        client()
+            .put(s.url(&format!("/api/characters/{id}/avatar")))
+            .header("content-type", "image/png")
+            .body(body)
+            .send()
+    };
+    let r = put(png.clone(), id).await.expect("send");
+    assert_eq!(r.status().as_u16(), 204);
+    let got = client()
+        .get(s.url(&format!("/api/characters/{id}/avatar")))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(got.status().as_u16(), 200);
+    assert_eq!(got.bytes().await.expect("bytes").to_vec(), png);
+    let (st, bad) = json_of(put(b"GIF? no".to_vec(), id).await.expect("send")).await;
+    assert_eq!(st, 400, "{bad}");
+    assert_eq!(bad["error"]["details"]["path"], "body");
+    let (st, _) = json_of(put(png, 999).await.expect("send")).await;
+    assert_eq!(st, 404);
+}

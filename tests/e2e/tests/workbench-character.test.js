@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { webFromDisk } from '../lib/webdisk.js';
-import { startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { startTavo, launchBrowser, shot, watchErrors, SERAPHINA } from '../lib/harness.js';
 import { tavoJson } from '../lib/cli.js';
 
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -165,4 +165,27 @@ test('a conflict between two tabs is shown side by side and merged by field, nev
   assert.deepEqual(errors, []);
   await a.close();
   await b.close();
+});
+
+test('an avatar is uploaded cropped to the card shape (2:3) and exported in the PNG card', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/characters/${id}/edit`);
+  const avatar = page.getByRole('group', { name: 'Avatar' });
+  await avatar.getByLabel('Upload an image').setInputFiles(SERAPHINA);
+  await avatar.getByRole('img', { name: 'Cropped avatar' }).waitFor();
+  await avatar.getByRole('slider', { name: 'Zoom' }).fill('150');
+  await avatar.getByRole('button', { name: 'Use this avatar' }).click();
+  await page.getByText('Avatar saved').waitFor();
+  const res = await fetch(`${tavo.url}/api/characters/${id}/avatar`);
+  assert.equal(res.status, 200);
+  const png = Buffer.from(await res.arrayBuffer());
+  assert.equal(png.subarray(1, 4).toString(), 'PNG');
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [400, 600], 'cropped to 2:3');
+  const card = Buffer.from(await (await fetch(`${tavo.url}/api/export/character/${id}?format=png`)).arrayBuffer());
+  assert.deepEqual([card.readUInt32BE(16), card.readUInt32BE(20)], [400, 600], 'the PNG card is the new image');
+  assert.ok(card.includes(Buffer.from('chara')), 'with the card inside');
+  assert.equal((await tavo.api('GET', `/api/library/character/${id}`)).name, 'Mira', 'the card itself unchanged');
+  assert.deepEqual(errors, []);
+  await page.close();
 });

@@ -135,7 +135,9 @@ test("the prompt inspector's parts add up to tavo prompt --explain --json", asyn
   await lore.getByRole('listitem').filter({ hasText: 'Switched off' }).getByText('disabled').waitFor();
   assert.equal(await lore.getByText('Griffin').count(), 0, 'an entry whose key did not occur is not a gate');
   await shot(page, 'workbench-inspector');
-  // Clicking a part opens its editor.
+  // Clicking a part opens its editor: a card field the character editor, an entry its book.
+  assert.equal(await page.getByRole('region', { name: 'Token parts' }).getByRole('link', { name: 'charDescription' }).getAttribute('href'), `/characters/${mira}/edit`);
+  assert.equal(await page.getByRole('region', { name: 'Token parts' }).getByRole('link', { name: 'alpha' }).getAttribute('href'), `/presets/${preset}`);
   await lore.getByRole('link', { name: 'Dragon' }).click();
   await page.waitForURL(`${tavo.url}/lorebooks/${book}`);
   assert.deepEqual(errors, []);

@@ -10,6 +10,7 @@ import { assetDraft, loadDraft, setField } from '../drafts.js';
 import { EditorBar } from './EditorBar.js';
 import { TextList } from './TextList.js';
 import { Avatar } from './Avatar.js';
+import { AvatarCrop } from './AvatarCrop.js';
 
 /** The card's text fields as the issue names them. @type {[string, string, number][]} key, label, rows (0 = one line) */
 const TEXT_FIELDS = [
@@ -46,6 +47,7 @@ const FORMATS = [
 export function CharacterEditor({ id }) {
   const d = assetDraft('character', id);
   /** The lorebook and regex group the card owns (its character_book and regex_scripts). */
+  const [avatarTick, setAvatarTick] = useState(0);
   const [owned, setOwned] = useState(/** @type {{lorebooks: any[], regexes: any[]}|null} */ (null));
   useEffect(() => {
     loadDraft(d);
@@ -77,7 +79,7 @@ export function CharacterEditor({ id }) {
   const extensions = card.extensions && Object.keys(card.extensions).length ? Object.keys(card.extensions) : [];
   return html`<section class="screen editor character-editor" aria-label=${'Edit ' + card.name}>
     <div class="toolbar">
-      <${Avatar} src=${`/api/characters/${id}/avatar`} name=${card.name} size="large" />
+      <${Avatar} key=${avatarTick} src=${`/api/characters/${id}/avatar?v=${avatarTick}`} name=${card.name} size="large" />
       <h1 class="grow">Edit ${card.name}</h1>
       <a href=${'/characters/' + id} onClick=${link}>Back to the card</a>
     </div>
@@ -101,6 +103,7 @@ export function CharacterEditor({ id }) {
           <input value=${(card.tags || []).join(', ')}
             onChange=${(/** @type {any} */ e) => setField(d, 'tags', e.currentTarget.value.split(',').map((/** @type {string} */ t) => t.trim()).filter(Boolean))} />
         </label>
+        <${AvatarCrop} id=${id} onDone=${() => setAvatarTick(avatarTick + 1)} />
         <section aria-label="The card's own assets">
           <h2>Embedded lorebook and regex</h2>
           ${owned && (owned.lorebooks.length || owned.regexes.length)

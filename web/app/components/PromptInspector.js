@@ -16,6 +16,9 @@ const GATES = {
   characterFilter: 'character filter excludes the speaker', trigger: 'its triggers exclude this kind of reply',
 };
 
+/** Preset entries whose text is a card field (the character editor edits it). */
+const CARD_PARTS = ['charDescription', 'charPersonality', 'scenario', 'dialogueExamples'];
+
 /** @param {any} r */
 function reason(r) {
   if (!r) return '';
@@ -41,6 +44,13 @@ export function PromptInspector({ id }) {
   const t = data.tokens;
   const sum = t.parts.reduce((/** @type {number} */ a, /** @type {any} */ p) => a + p.tokens, 0);
   const presetHref = chat && chat.preset ? `/presets/${chat.preset.id ?? chat.preset}` : null;
+  const speaker = chat && chat.characters && chat.characters[0];
+  /** Where a part is edited: card fields in the character editor, other entries in the preset. @param {string} part */
+  const partHref = (part) => {
+    if (['chatHistory', 'injections'].includes(part)) return null;
+    if (CARD_PARTS.includes(part)) return speaker ? `/characters/${speaker.id ?? speaker}/edit` : null;
+    return presetHref;
+  };
   /** @param {any} lorebookId */
   const bookHref = (lorebookId) => (lorebookId ? `/lorebooks/${lorebookId}` : null);
   return html`<section class="screen inspector" aria-label="Prompt inspector">
@@ -64,7 +74,7 @@ export function PromptInspector({ id }) {
         <thead><tr><th scope="col">Part</th><th scope="col">Tokens</th><th scope="col">Of the budget</th></tr></thead>
         <tbody>
           ${t.parts.map((/** @type {any} */ p, /** @type {number} */ i) => html`<tr key=${i} data-part=${p.part}>
-            <th scope="row">${presetHref && !['chatHistory', 'injections'].includes(p.part) ? html`<a href=${presetHref} onClick=${link}>${p.part}</a>` : p.part}</th>
+            <th scope="row">${partHref(p.part) ? html`<a href=${partHref(p.part)} onClick=${link}>${p.part}</a>` : p.part}</th>
             <td class="num">${p.tokens}</td><td class="num">${t.budget ? ((100 * p.tokens) / t.budget).toFixed(1) : 0} %</td></tr>`)}
         </tbody>
         <tfoot>

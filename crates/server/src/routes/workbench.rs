@@ -203,3 +203,48 @@ pub async fn tokens(
         .await?;
     Ok(Json(counts))
 }
+
+/// Largest avatar accepted (a card's PNG; the editor uploads its crop).
+const MAX_AVATAR: usize = 8 << 20;
+
+/// Replaces a character's avatar with the image in the body (PNG, JPEG, WebP or GIF, by its
+/// signature; at most 8 MiB). A PNG export splices the card into this image. → `204`.
+#[utoipa::path(put, path = "/api/characters/{id}/avatar", tag = "media",
+    params(("id" = i64, Path)),
+    request_body(content = Vec<u8>, description = "The image bytes", content_type = "image/png"),
+    responses((status = 204, description = "Stored"),
+              (status = 400, description = "Not an image", body = ErrorBody),
+              (status = 404, description = "No such character", body = ErrorBody),
+              (status = 413, description = "Over 8 MiB", body = ErrorBody)))]
+pub async fn set_character_avatar(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: axum::body::Bytes,
+) -> ApiResult<axum::http::StatusCode> {
+    if body.len() > MAX_AVATAR {
+        return Err(ApiError::too_large(format!(
+            "the avatar is {} bytes; at most {MAX_AVATAR} are accepted",
+            body.len()
+        )));
+    }
+    let kind = tavo_model::ImageType::sniff(&body).ok_or_else(|| {
+        ApiError::bad_request("the body is not a PNG, JPEG, WebP or GIF image")
+            .with_details(serde_json::json!({"path": "body", "expected": "image bytes"}))
+    })?;
+    let avatar = tavo_store::Avatar {
+        mime_type: kind.mime_type().to_owned(),
+        bytes: body.to_vec(),
+    };
+    state
+        .blocking_api(move |s| {
+            if s.read(|tx| tx.get::<tavo_model::Character>(CharacterId(id)))?
+                .is_none()
+            {
+                return Err(ApiError::not_found(format!("character {id} not found")));
+            }
+            Ok(s.character_avatar_set(CharacterId(id), &avatar)?)
+        })
+        .await?;
+    state.hub.library("character", "updated", Some(id));
+    Ok(axum::http::StatusCode::NO_CONTENT)
+}
