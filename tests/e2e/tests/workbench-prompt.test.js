@@ -23,10 +23,10 @@ before(async () => {
   preset = (await tavo.api('POST', '/api/library/preset', {
     name: 'Small',
     entries: [
-      { identifier: 'main', name: 'Main prompt', kind: 'builtin', content: 'MAIN PROMPT', enabled: true },
-      { identifier: 'alpha', name: 'Alpha', kind: 'custom', content: 'ALPHA-TEXT', enabled: true },
-      { identifier: 'beta', name: 'Beta', kind: 'custom', content: 'BETA-TEXT', enabled: true },
-      { identifier: 'chatHistory', name: 'Chat History', kind: 'marker', enabled: true },
+      { identifier: 'main', name: 'Main prompt', type: 'builtin', content: 'MAIN PROMPT', enabled: true },
+      { identifier: 'alpha', name: 'Alpha', type: 'custom', content: 'ALPHA-TEXT', enabled: true },
+      { identifier: 'beta', name: 'Beta', type: 'custom', content: 'BETA-TEXT', enabled: true },
+      { identifier: 'chatHistory', name: 'Chat History', type: 'marker', enabled: true },
     ],
   })).id;
   book = (await tavo.api('POST', '/api/library/lorebook', {
@@ -106,6 +106,13 @@ test('search within the large corpus preset (289 entries)', async () => {
   await page.getByRole('searchbox', { name: 'Search' }).fill(term);
   await page.getByRole('status').getByText(`${expected} of ${stored.entries.length} entries`).waitFor();
   assert.equal(await page.getByRole('list', { name: 'Prompt entries' }).getByRole('listitem').count(), expected);
+  // SillyTavern's markers (chat history, examples, card fields) are shown as markers.
+  const markers = stored.entries.filter((/** @type {any} */ e) => e.type === 'marker' && e.active !== false).length;
+  await page.getByRole('searchbox', { name: 'Search' }).fill('');
+  assert.equal(await page.locator('.prompt-entry.marker').count(), markers);
+  assert.ok(markers >= 8, `markers: ${markers}`);
+  await page.getByRole('searchbox', { name: 'Search' }).fill(term);
+  await page.getByRole('list', { name: 'Prompt entries' }).getByRole('listitem', { name: 'Chat History' }).getByText('marker').waitFor();
   await shot(page, 'workbench-preset-search');
   assert.deepEqual(errors, []);
   await page.close();

@@ -3,13 +3,13 @@
 import { html } from '../html.js';
 
 /** Whether an entry is a marker (a place, not a text). @param {any} e */
-export const isMarker = (e) => e.kind === 'marker' || (e.kind === 'builtin' && e.content == null);
+export const isMarker = (e) => e.type === 'marker';
 
 /** One entry's fields. @param {{entry: any, onChange: (c: Record<string, any>) => void}} props */
 export function PresetEntryForm({ entry, onChange }) {
   const marker = isMarker(entry);
   return html`<form class="entry-form" aria-label=${'Entry ' + (entry.name || entry.identifier)} onSubmit=${(/** @type {Event} */ e) => e.preventDefault()}>
-    <p class="muted small">${entry.identifier} · ${marker ? 'marker: its text comes from the card, the chat or the examples' : entry.kind}</p>
+    <p class="muted small">${entry.identifier} · ${marker ? 'marker: its text comes from the card, the chat or the examples' : entry.type || 'custom'}</p>
     <label class="field">Name <input value=${entry.name || ''} onInput=${(/** @type {any} */ e) => onChange({ name: e.currentTarget.value })} /></label>
     ${marker ? null : html`<label class="field">Content <textarea rows="10" value=${entry.content || ''} onInput=${(/** @type {any} */ e) => onChange({ content: e.currentTarget.value })}></textarea></label>`}
     <div class="row wrap">
