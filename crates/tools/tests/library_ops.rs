@@ -73,11 +73,20 @@ async fn variables_in_chat_and_global_scopes_with_dotted_paths() {
     for bad in [
         json!({"name": ""}),
         json!({"name": "a..b"}),
-        json!({"name": "x", "scope": "message"}),
+        json!({"name": "x", "scope": "character"}),
     ] {
         let e = lib.err(Some(chat), "tavo_variable_get", bad.clone()).await;
         assert_eq!(e["code"], json!("invalid_arguments"), "{bad}");
     }
+    // The message scope (TavoJS `{scope: 'message'}`) needs a message: this chat has none.
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_variable_get",
+            json!({"name": "x", "scope": "message"}),
+        )
+        .await;
+    assert_eq!(e["code"], json!("resource_not_found"));
 }
 
 #[tokio::test]
