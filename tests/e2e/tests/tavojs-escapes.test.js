@@ -65,9 +65,9 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     const { chatId, characters } = await bubbleChat(tavo, [`Stranger ${mode}`, `Friend ${mode}`], `Escapes ${mode}`);
     const first = await addMessage(tavo, chatId, 'The first message, which no vector may delete.', characters[1]);
     for (const v of VECTORS) await addMessage(tavo, chatId, bubble(v, chatId), characters[0]);
-    await addMessage(tavo, chatId, `<p id="alive">alive</p><script>tavo.set('alive', '${mode}')</script>`, characters[1]);
     const before = await tavo.api('GET', `/api/chats/${chatId}/messages?limit=500`);
 
+    const pagesBefore = new Set(browser.context.pages());
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
     let dialogs = 0;
@@ -112,7 +112,7 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     // The page is where it was, as it was.
     assert.equal(page.url(), url, 'the app was not navigated');
     assert.equal(await page.title(), title, 'the title is untouched');
-    assert.deepEqual(browser.context.pages().map((p) => p.url()).filter((u) => u !== 'about:blank'), [page.url()], 'no window was opened');
+    assert.deepEqual(browser.context.pages().filter((p) => !pagesBefore.has(p)).map((p) => p.url()), [page.url()], 'no window was opened');
     assert.equal(dialogs, 0, 'no alert, confirm, prompt or print dialog');
     assert.equal(downloads, 0, 'no download');
     assert.deepEqual(await browser.context.cookies(), cookiesBefore, 'the session cookie is untouched');
@@ -134,6 +134,9 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     if (mode === 'off') assert.equal(pageState.frames.length, 0, 'scripts off: no frame');
     else assert.ok(pageState.frames.length > 20, `${pageState.frames.length} frames ran`);
 
+    // What scripts asked is answered (each frame asks one question at a time, three at most).
+    await until(async () => (await page.locator('dialog[open]').count()) === 0, 15000, 'the questions answered');
+    await page.waitForTimeout(300);
     // Nothing covers the app: the composer and the navigation are what the pointer hits.
     const box = /** @type {{x: number, y: number, width: number, height: number}} */ (await page.getByRole('textbox', { name: 'Message' }).boundingBox());
     const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('textarea, iframe, .bubble-html-box')?.tagName || 'none', [box.x + box.width / 2, box.y + box.height / 2]);
@@ -155,12 +158,18 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     assert.ok(!after.messages.some((/** @type {any} */ m) => m.role === 'system'), 'no forged system message');
     const chat = await tavo.api('GET', `/api/library/chat/${chatId}`);
     assert.equal(chat.name, `Escapes ${mode}`);
-    if (mode === 'auto') assert.equal(v.chat.alive, 'auto', 'a friendly bubble still works after the suite');
 
     // And the app still chats.
     await page.getByRole('textbox', { name: 'Message' }).fill('Are you still there?');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('article.message', { hasText: 'Still here after the escape suite.' }).waitFor({ timeout: 20000 });
+    // A friendly bubble in another chat still reaches the store through its bridge.
+    if (mode === 'auto') {
+      const friend = await bubbleChat(tavo, [`Friend ${mode} 2`], `After ${mode}`);
+      await addMessage(tavo, friend.chatId, `<p>alive</p><script>tavo.set('alive', 'yes')</script>`, friend.characters[0]);
+      await page.goto(`${tavo.url}/chats/${friend.chatId}`);
+      await until(async () => (await vars(tavo, friend.chatId)).chat.alive === 'yes', 15000, 'a friendly bubble');
+    }
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
     assert.deepEqual(errors.filter((e) => !/Content Security Policy|sandbox|Blocked|blocked|not allowed|Unsafe attempt|permission/i.test(e)), []);

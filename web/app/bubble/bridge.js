@@ -11,7 +11,9 @@ import { chatView, currentReply, setDraft, startReply, refreshTail, updateChat, 
 
 /**
  * What the bridge knows of the frame that called.
- * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}, keep: (id: number) => void, varsChanged: () => void}} Caller
+ * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}, keep: (id: number) => void, varsChanged: () => void,
+ *   dialogs: {open: number, cancelled: number}}} Caller
+ *   `dialogs` is the frame's: one question of its own at a time, and none after three it had cancelled.
  */
 
 /** Methods are looked up here only (never on an object a payload could name `__proto__`). @type {Map<string, (c: Caller, args: any[]) => Promise<any>>} */
@@ -276,10 +278,25 @@ function imageUrl(c, src) {
 }
 
 def('utils.toast', async (_c, [text]) => { toast(String(text ?? '').slice(0, 500)); });
+/** A question a frame asks the user (a picker, leaving for a URL): one at a time per frame, and
+ * a frame whose questions were cancelled three times asks no more (answers null), so a script
+ * cannot keep the app behind modal dialogs. @param {Caller} c @param {import('../store.js').BubbleAsk} ask */
+async function askUser(c, ask) {
+  if (c.dialogs.open > 0 || c.dialogs.cancelled >= 3) return null;
+  c.dialogs.open++;
+  try {
+    const v = await askBubble(ask);
+    if (v === null || v === false || v === undefined) c.dialogs.cancelled++;
+    return v;
+  } finally {
+    c.dialogs.open--;
+  }
+}
+
 def('utils.openUrl', async (c, [url]) => {
   const u = String(url ?? '');
   if (!/^https?:\/\//i.test(u)) throw new Error('tavo.utils.openUrl opens http(s) addresses only');
-  const yes = await askBubble({ kind: 'confirm', title: 'Open a web page?', text: `A script of “${c.card.name}” wants to open ${u.slice(0, 300)} in a new tab.` });
+  const yes = await askUser(c, { kind: 'confirm', title: 'Open a web page?', text: `A script of “${c.card.name}” wants to open ${u.slice(0, 300)} in a new tab.` });
   if (yes) window.open(u, '_blank', 'noopener,noreferrer');
   return !!yes;
 });
@@ -304,11 +321,11 @@ def('utils.preview', async (c, [src]) => {
   if (typeof src !== 'string' || !src) throw new Error('tavo.utils.preview needs a non-empty src');
   askBubble({ kind: 'preview', src: imageUrl(c, src) });
 });
-def('utils.select', async (_c, [list, title, defaultValue]) => {
+def('utils.select', async (c, [list, title, defaultValue]) => {
   if (!Array.isArray(list) || !list.length) throw new Error('tavo.utils.select needs a non-empty array of options');
   const opts = list.slice(0, 200).map((o) =>
     typeof o === 'string' ? { value: o, label: o } : { value: String(o?.value ?? ''), label: String(o?.label ?? o?.value ?? ''), description: o?.description ? String(o.description) : undefined, subtitle: o?.subtitle ? String(o.subtitle) : undefined });
-  const v = await askBubble({ kind: 'select', title: title ? String(title) : 'Choose', options: opts, defaultValue: defaultValue == null ? undefined : String(defaultValue) });
+  const v = await askUser(c, { kind: 'select', title: title ? String(title) : 'Choose', options: opts, defaultValue: defaultValue == null ? undefined : String(defaultValue) });
   return v ?? null;
 });
 

@@ -46,6 +46,8 @@ export class Channel {
     this.state = 'blank';
     this.loads = 0;
     this.calls = 0;
+    /** The frame's questions to the user (see bridge.js askUser). */
+    this.dialogs = { open: 0, cancelled: 0 };
     /** @type {number} */
     this.sizeFrame = 0;
     this.pendingHeight = 0;
@@ -101,7 +103,8 @@ export class Channel {
       return;
     }
     if (d.type === 'log') {
-      this.hooks.onLog(String(d.text).slice(0, 500));
+      // Never String() a payload: an object without toString would throw in the app.
+      if (typeof d.text === 'string') this.hooks.onLog(d.text.slice(0, 500));
       return;
     }
     if (d.type !== 'call' || !Number.isInteger(d.id) || typeof d.method !== 'string' || !Array.isArray(d.args)) return;
@@ -123,6 +126,7 @@ export class Channel {
       card: this.info.card,
       keep: () => this.hooks.onKeep(),
       varsChanged: () => varsChanged(this),
+      dialogs: this.dialogs,
     };
     Promise.resolve()
       .then(() => f(caller, d.args))

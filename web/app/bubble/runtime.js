@@ -199,8 +199,10 @@
 
   function reportSize() {
     if (!port) return;
+    // The root's box, not its scrollHeight (which is never less than the frame), so a frame
+    // shrinks to its content; the body's scrollHeight adds what overflows it.
     const el = document.documentElement;
-    const h = Math.ceil(Math.max(el ? el.scrollHeight : 0, document.body ? document.body.scrollHeight : 0));
+    const h = Math.ceil(Math.max(el ? el.getBoundingClientRect().height : 0, document.body ? document.body.scrollHeight : 0));
     port.postMessage({ type: 'size', height: h });
   }
 
