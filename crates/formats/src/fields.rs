@@ -100,6 +100,7 @@ pub const CHAT: &[&str] = &[
     "lorebooks",
     "regexes",
     "background",
+    "advancedRendering",
     "creationDate",
 ];
 /// `Message` fields.
