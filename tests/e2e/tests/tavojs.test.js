@@ -193,7 +193,7 @@ test('destructive calls ask once per card by name; Deny returns null and changes
   const v = await until(async () => {
     const x = await vars(tavo, chatId);
     return x.chat.carol && x.chat.dave ? x : null;
-  }, 20000, 'both cards');
+  }, 60000, 'both cards');
   assert.equal(v.chat.carol.a, victim1);
   assert.equal(v.chat.carol.b, victim2);
   assert.equal(typeof v.chat.carol.imported.characterId, 'number');
