@@ -8,8 +8,6 @@
 //! commit replaces the asset at the revision the plan read, so a write in between is a
 //! `conflict`.
 
-use std::sync::Arc;
-
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use tavo_formats::card::{CardSpec, data_object};
@@ -17,7 +15,7 @@ use tavo_model::{AssetKind, Character, RegexEntry};
 use tavo_store::Store;
 
 use super::search::{self, Search};
-use super::{McpContext, McpTools, Step, WritePlan, id_field, object_field, string_field};
+use super::{McpContext, McpTools, Step, WritePlan, handler, id_field, object_field, string_field};
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
 
@@ -93,14 +91,6 @@ pub(super) fn register(set: &mut McpTools) {
         register_kind(set, k);
     }
     register_regex_test(set);
-}
-
-fn handler<F, Fut>(f: F) -> super::Handler
-where
-    F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Step, ToolError>> + Send + 'static,
-{
-    Arc::new(move |cx, args| Box::pin(f(cx, args)))
 }
 
 /// A blocking handler: `f` runs behind the gate with the store.

@@ -7,14 +7,12 @@
 //! dispatcher, so the rules (regex on write, bindings checked in one transaction, greetings)
 //! are the ones every door has.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value, json};
 use tavo_model::{ChatId, MessageId};
 use tavo_store::Store;
 
 use super::search::{self, Search};
-use super::{McpContext, McpTools, Step, WritePlan, id_field};
+use super::{McpContext, McpTools, Step, WritePlan, handler, id_field};
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
 
@@ -25,14 +23,6 @@ pub(super) fn register(set: &mut McpTools, registry: &crate::Registry) {
     register_chats(set);
     register_messages(set);
     register_chat_scoped(set, registry);
-}
-
-fn handler<F, Fut>(f: F) -> super::Handler
-where
-    F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Step, ToolError>> + Send + 'static,
-{
-    Arc::new(move |cx, args| Box::pin(f(cx, args)))
 }
 
 fn chat_json(store: &Store, id: i64) -> Result<Value, ToolError> {

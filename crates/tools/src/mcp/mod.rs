@@ -119,6 +119,15 @@ pub struct WritePlan {
 type Handler =
     Arc<dyn Fn(McpContext, Map<String, Value>) -> BoxFuture<Result<Step, ToolError>> + Send + Sync>;
 
+/// A handler from an async function of the context and the arguments.
+fn handler<F, Fut>(f: F) -> Handler
+where
+    F: Fn(McpContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Step, ToolError>> + Send + 'static,
+{
+    Arc::new(move |cx, args| Box::pin(f(cx, args)))
+}
+
 /// One tool as an MCP client sees it.
 #[derive(Clone)]
 pub struct McpTool {
