@@ -15,6 +15,7 @@ pub mod error;
 pub mod fields;
 pub mod lorebook;
 pub mod native;
+pub mod plugin;
 pub mod png;
 pub mod preset;
 pub mod regex;
