@@ -176,12 +176,34 @@ CREATE TABLE client_requests (
 CREATE INDEX client_requests_at ON client_requests (at);
 "#;
 
+/// Installed plugins (Tavo `.tpg`): the manifest, state and saved settings, and the package
+/// files, which go with their plugin.
+const V4: &str = r#"
+CREATE TABLE plugins (
+    id           TEXT PRIMARY KEY NOT NULL,
+    version      TEXT NOT NULL,
+    spec_version INTEGER NOT NULL,
+    manifest     TEXT NOT NULL,
+    enabled      INTEGER NOT NULL DEFAULT 1,
+    config       TEXT NOT NULL DEFAULT '{}',
+    installed_at TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+) STRICT;
+CREATE TABLE plugin_files (
+    plugin_id TEXT NOT NULL REFERENCES plugins(id) ON DELETE CASCADE,
+    path      TEXT NOT NULL,
+    data      BLOB NOT NULL,
+    PRIMARY KEY (plugin_id, path)
+) STRICT, WITHOUT ROWID;
+"#;
+
 /// Every migration, oldest first. The database's `user_version` records how many ran.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(V1).comment("library, messages, variables, state, audit"),
         M::up(V2).comment("card and preset links to their lorebook and regex group"),
         M::up(V3).comment("answers to idempotent writes (clientRequestId)"),
+        M::up(V4).comment("installed plugins and their package files"),
     ])
 }
 
