@@ -92,6 +92,8 @@ enum Command {
     /// Outside MCP servers whose tools join the chat loop: add, list, remove, enable, disable.
     #[command(name = "mcp-server")]
     McpServer(cmd::mcp_server::McpServerArgs),
+    /// Tavo plugins (.tpg): install, list, show, enable, disable, uninstall, config.
+    Plugin(cmd::plugin::PluginArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -138,6 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(args, &ctx),
         Command::Mcp(args) => cmd::mcp::run(args, &ctx),
         Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
+        Command::Plugin(args) => cmd::plugin::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

@@ -42,6 +42,7 @@ pub mod library;
 pub mod mcp;
 pub mod messages;
 pub mod operation;
+pub mod plugins;
 pub mod ops;
 pub mod registry;
 pub mod schema;

@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod mcp_server;
 pub mod message;
 pub mod persona;
+pub mod plugin;
 pub mod prompt;
 pub mod reply;
 pub mod serve;

@@ -96,6 +96,14 @@ pub fn validate_manifest(
     Ok((manifest, warnings))
 }
 
+/// The catalogs of an installed manifest, read from its files (unreadable ones skipped).
+pub fn catalogs(manifest: &Manifest, files: &BTreeMap<String, Vec<u8>>) -> Catalogs {
+    match &manifest.localization {
+        Some(loc) => i18n::read_catalogs(loc, files, &mut Vec::new()),
+        None => Catalogs::default(),
+    }
+}
+
 /// Writes files as a zip package (deflate), in path order, so the same files give the same bytes.
 pub fn write_package(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>, PluginError> {
     archive::write(files)
