@@ -3,7 +3,9 @@
 //! model values; [`loader`] is the thin adapter that reads them from the store.
 
 pub mod assemble;
+pub mod ejs;
 pub mod engine;
+pub mod js;
 pub mod loader;
 pub mod lorebook;
 pub mod macros;

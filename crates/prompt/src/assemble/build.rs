@@ -27,6 +27,7 @@ use super::explain::{Diagnostic, Explain, PartTokens, TokenReport};
 use super::input::{GenerationType, PromptInput, PromptOptions, PromptOutput};
 use super::message::{PromptMessage, convert};
 use super::tokens::REPLY_PRIMING;
+use crate::ejs::Templates;
 use crate::engine::PromptEngine;
 use crate::lorebook::{ActivatedEntry, ActivationInput, EntryScope, LorebookOptions, activate};
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, Rendered};
@@ -180,7 +181,7 @@ impl Builder<'_> {
 
 fn macro_diag(location: &str, d: &MacroDiagnostic) -> Diagnostic {
     Diagnostic {
-        location: location.to_owned(),
+        location: d.field.clone().unwrap_or_else(|| location.to_owned()),
         message: d.message.clone(),
         text: Some(d.text.clone()),
         offset: Some(d.offset),
@@ -232,6 +233,7 @@ fn macro_context(
             .collect();
     }
     if let Some(c) = speaker {
+        ctx.character_id = c.id.map(|id| id.0);
         ctx.description = c.description.clone();
         ctx.personality = c.personality.clone();
         ctx.char_scenario = c.scenario.clone();
@@ -331,6 +333,9 @@ pub(crate) fn assemble(
         diagnostics: Vec::new(),
         group,
     };
+    if !options.ejs {
+        b.macros.set_templates(Templates::off());
+    }
     // The keyword index is cached across generations; it knows whether any key is a regex.
     let index = (!input.lorebooks.is_empty()).then(|| engine.lorebook_index(input.lorebooks));
     let any_regex_keys = matches!(&index, Some(Ok(index)) if index.any_regex);
@@ -456,6 +461,19 @@ pub(crate) fn assemble(
     let mut lore_depth: Vec<Injection> = Vec::new();
     for (entry, target) in activated.iter().zip(&lore_targets) {
         if target.text.trim().is_empty() {
+            continue;
+        }
+        if let Some(name) = &entry.outlet {
+            // SillyTavern: an outlet entry is not injected; `{{outlet::name}}` shows it, and
+            // one without a name is dropped.
+            if name.is_empty() {
+                continue;
+            }
+            let slot = b.ctx.outlets.entry(name.clone()).or_default();
+            if !slot.is_empty() {
+                slot.push('\n');
+            }
+            slot.push_str(&target.text);
             continue;
         }
         let text = wrap(&bp.lorebook, &target.text);

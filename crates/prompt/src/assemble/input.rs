@@ -71,11 +71,14 @@ pub struct PromptOptions {
     pub lorebook_budget_percent: u32,
     /// Whether lorebook entries may activate other entries.
     pub recursive_lorebooks: bool,
+    /// EJS templates on (Tavo's "启用 EJS 模板", setting `ejs.enabled`; default true). Off,
+    /// `<% %>` tags reach the prompt as written.
+    pub ejs: bool,
 }
 
 impl PromptOptions {
     /// Defaults: seed 0, `gpt-4o`, 16,384-token context with 1,024 reserved for the reply,
-    /// lorebook budget 25 %, recursion on, no converter.
+    /// lorebook budget 25 %, recursion on, no converter, EJS on.
     pub fn new(now: DateTime<FixedOffset>) -> Self {
         Self {
             seed: 0,
@@ -87,6 +90,7 @@ impl PromptOptions {
             converter: PromptConverter::None,
             lorebook_budget_percent: 25,
             recursive_lorebooks: true,
+            ejs: true,
         }
     }
 

@@ -95,6 +95,10 @@ pub struct ActivatedEntry {
     pub reason: Reason,
     /// Tokens of its rendered content.
     pub tokens: usize,
+    /// SillyTavern's outlet name for an entry with position "outlet": it is not injected,
+    /// `{{outlet::name}}` shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlet: Option<String>,
     /// Rendered content (macros expanded; regex rules not yet applied).
     #[serde(skip)]
     pub content: String,
@@ -536,6 +540,7 @@ pub fn activate(
                 order: entry.order,
                 reason,
                 tokens: cost,
+                outlet: outlet_name(entry),
                 content: rendered.text,
                 rank: i,
             });
@@ -656,6 +661,24 @@ fn key_score(
         _ => 0,
     };
     (primary + extra) as u32
+}
+
+/// The outlet of an entry imported with SillyTavern's position 7 (kept in
+/// `sillyTavernPosition` while its Tavo position is still the `lorebookAfter` it imported
+/// as): world info's `outletName`, or CCv3's `extensions.outlet_name`. An outlet entry
+/// without a name is dropped, as in SillyTavern (an empty name).
+fn outlet_name(entry: &LorebookEntry) -> Option<String> {
+    let position = entry.extra.get("sillyTavernPosition")?.as_i64()?;
+    if position != 7 || entry.injection_position != LorebookPosition::LorebookAfter {
+        return None;
+    }
+    let name = entry
+        .extra
+        .get("outletName")
+        .or_else(|| entry.extra.get("extensions")?.get("outlet_name"))
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    Some(name.trim().to_owned())
 }
 
 fn primary_key_text(entry: &LorebookEntry, k: usize) -> String {

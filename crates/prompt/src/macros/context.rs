@@ -12,6 +12,8 @@ pub struct MacroContext {
     pub user: String,
     /// `{{char}}`: the speaking character's name (nickname in group chats when set).
     pub char: String,
+    /// The speaking character's id (EJS `characterId`).
+    pub character_id: Option<i64>,
     /// Every group member's name, muted included; empty in a 1:1 chat.
     pub group_members: Vec<String>,
     /// Group members that are not muted.
@@ -59,6 +61,8 @@ pub struct MacroContext {
     pub original: Option<String>,
     /// Text of extra dynamic macros for one rendering (`{0}` is handled by the caller).
     pub last_chat_message: Option<String>,
+    /// `{{outlet::name}}`: activated outlet entries' text by outlet name.
+    pub outlets: std::collections::BTreeMap<String, String>,
 }
 
 impl MacroContext {
@@ -67,6 +71,7 @@ impl MacroContext {
         Self {
             user: user.to_owned(),
             char: char.to_owned(),
+            character_id: None,
             group_members: Vec::new(),
             group_not_muted: Vec::new(),
             description: String::new(),
@@ -90,6 +95,7 @@ impl MacroContext {
             idle_since: None,
             original: None,
             last_chat_message: None,
+            outlets: std::collections::BTreeMap::new(),
         }
     }
 

@@ -1,8 +1,8 @@
 //! The macro evaluator: walks `{{…}}` left to right, resolving nested macros inside
 //! arguments first (SillyTavern's order), and writes variable side effects into an overlay.
 
+use rand::SeedableRng;
 use rand::seq::IndexedRandom;
-use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::Value;
@@ -10,36 +10,40 @@ use serde_json::Value;
 use super::clock;
 use super::context::MacroContext;
 use super::dice::Dice;
-use super::syntax::{find_close, name_len, rewrite_legacy_tokens, split_args, split_commas};
-use super::vars::{
-    VarOverlay, VarScope, Variables, add_values, as_number, number_to_value, parse_macro_value,
-    render_value,
+use super::helpers::{
+    Fnv, TRIM_MARK, apply_trim_marks, arity, choice_items, regex_escape, repeat_count, scope_of,
 };
+use super::syntax::{find_close, name_len, rewrite_legacy_tokens, split_args};
+use super::vars::{
+    VarOverlay, Variables, add_values, as_number, number_to_value, parse_macro_value, render_value,
+};
+use crate::ejs::{Templates, VarOp};
 
-/// Marks where `{{trim}}` stood until the post-pass removes it with the whitespace around it.
-const TRIM_MARK: char = '\u{FDD0}';
-/// Largest `n` accepted by `{{newline::n}}` / `{{space::n}}` (guards against huge outputs).
-const MAX_REPEAT: usize = 1000;
 /// How deep card fields may reference each other through macros.
 const MAX_FIELD_NESTING: usize = 6;
 
-/// A macro that could not be evaluated. The macro text stays in the output as written.
+/// A macro that could not be evaluated (it stays in the output as written), or a field
+/// whose EJS template failed (the field was used as written).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MacroDiagnostic {
-    /// Byte offset of the macro's `{{` in the rendered field.
+    /// Byte offset of the macro's `{{` (or the failing tag's `<%`) in its field.
     pub offset: usize,
-    /// The macro as written.
+    /// The macro or tag as written.
     pub text: String,
     /// What is wrong and how to fix it.
     pub message: String,
+    /// The card field the problem is in, when it is not the field being rendered (a card
+    /// field reached through `{{description}}` and friends: `character.description`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// How one rendering treats macro results.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RenderOptions {
-    /// Escape every top-level macro result for use inside a JavaScript regex
-    /// (regex `substitution: 'escaped'`).
+    /// Escape every top-level macro result (and every EJS output) for use inside a
+    /// JavaScript regex (regex `substitution: 'escaped'`).
     pub regex_escape_results: bool,
 }
 
@@ -47,9 +51,9 @@ pub struct RenderOptions {
 /// [`MacroState::commit`] when the text is actually used, or drop it to discard them.
 #[derive(Debug, Clone)]
 pub struct Rendered {
-    /// The text with macros expanded.
+    /// The text with EJS rendered and macros expanded.
     pub text: String,
-    /// Macros left as written, with why.
+    /// Macros left as written and EJS fields that fell back, with why.
     pub diagnostics: Vec<MacroDiagnostic>,
     staged: Option<Variables>,
 }
@@ -61,25 +65,32 @@ impl Rendered {
     }
 }
 
-/// Per-generation macro state: the committed variables and the seeded random generator, so
-/// the same seed and inputs always give the same prompt.
+/// Per-generation macro state: the committed variables, the seeded random generator (so the
+/// same seed and inputs always give the same prompt) and the EJS stage.
 #[derive(Debug, Clone)]
 pub struct MacroState {
     vars: Variables,
     rng: ChaCha8Rng,
     seed: u64,
     changed: bool,
+    templates: Templates,
 }
 
 impl MacroState {
-    /// State for one generation.
+    /// State for one generation, EJS on (Tavo's default).
     pub fn new(vars: Variables, seed: u64) -> Self {
         Self {
             vars,
             rng: ChaCha8Rng::seed_from_u64(seed),
             seed,
             changed: false,
+            templates: Templates::new(),
         }
+    }
+
+    /// Replaces the EJS stage ([`Templates::off`] when the global switch is off).
+    pub fn set_templates(&mut self, templates: Templates) {
+        self.templates = templates;
     }
 
     /// The committed variables.
@@ -109,17 +120,32 @@ impl MacroState {
         rendered
     }
 
-    /// Renders with explicit options.
+    /// Renders with explicit options: EJS first, then macros (Tavo §4.1).
     pub fn render_with(
         &mut self,
         text: &str,
         ctx: &MacroContext,
         options: RenderOptions,
     ) -> Rendered {
-        if !text.contains("{{") && !text.contains('<') && !text.contains('\\') {
+        let stage = self.templates.render(
+            text,
+            &self.vars,
+            ctx,
+            self.seed,
+            options.regex_escape_results,
+        );
+        let (text, ops, mut diagnostics) = match &stage {
+            Some(stage) => (
+                stage.text.as_str(),
+                stage.ops.as_slice(),
+                stage.diagnostic.iter().cloned().collect(),
+            ),
+            None => (text, &[][..], Vec::new()),
+        };
+        if ops.is_empty() && !text.contains("{{") && !text.contains('<') && !text.contains('\\') {
             return Rendered {
                 text: text.to_owned(),
-                diagnostics: Vec::new(),
+                diagnostics,
                 staged: None,
             };
         }
@@ -132,14 +158,39 @@ impl MacroState {
             diagnostics: Vec::new(),
             options,
             depth: 0,
+            templates: &self.templates,
         };
+        apply_ops(&mut evaluator.vars, ops);
         let expanded = evaluator.expand(&source, 0);
-        let diagnostics = std::mem::take(&mut evaluator.diagnostics);
+        diagnostics.append(&mut evaluator.diagnostics);
         let staged = evaluator.vars.into_staged();
         Rendered {
             text: apply_trim_marks(&expanded),
             diagnostics,
             staged,
+        }
+    }
+
+    /// Only the EJS stage (no macros), writes staged in the result: a regex rule's
+    /// replacement is rendered once before the rule runs, and its macros are expanded per
+    /// match afterwards.
+    pub fn render_template_only(&mut self, text: &str, ctx: &MacroContext) -> Rendered {
+        let Some(stage) = self
+            .templates
+            .render(text, &self.vars, ctx, self.seed, false)
+        else {
+            return Rendered {
+                text: text.to_owned(),
+                diagnostics: Vec::new(),
+                staged: None,
+            };
+        };
+        let mut overlay = VarOverlay::new(&self.vars);
+        apply_ops(&mut overlay, &stage.ops);
+        Rendered {
+            text: stage.text,
+            diagnostics: stage.diagnostic.into_iter().collect(),
+            staged: overlay.into_staged(),
         }
     }
 
@@ -154,18 +205,29 @@ impl MacroState {
     }
 }
 
-struct Evaluator<'a, 'v> {
-    ctx: &'a MacroContext,
-    vars: VarOverlay<'v>,
-    rng: &'a mut ChaCha8Rng,
-    seed: u64,
-    diagnostics: Vec<MacroDiagnostic>,
-    options: RenderOptions,
-    depth: usize,
+/// Stages a template's variable writes, in the order they ran.
+fn apply_ops(vars: &mut VarOverlay<'_>, ops: &[VarOp]) {
+    for op in ops {
+        match op {
+            VarOp::Set { scope, path, value } => vars.set(*scope, path, value.clone()),
+            VarOp::Delete { scope, path } => vars.unset(*scope, path),
+        }
+    }
+}
+
+pub(super) struct Evaluator<'a, 'v> {
+    pub(super) ctx: &'a MacroContext,
+    pub(super) vars: VarOverlay<'v>,
+    pub(super) rng: &'a mut ChaCha8Rng,
+    pub(super) seed: u64,
+    pub(super) diagnostics: Vec<MacroDiagnostic>,
+    pub(super) options: RenderOptions,
+    pub(super) depth: usize,
+    pub(super) templates: &'a Templates,
 }
 
 impl Evaluator<'_, '_> {
-    fn expand(&mut self, src: &str, base: usize) -> String {
+    pub(super) fn expand(&mut self, src: &str, base: usize) -> String {
         let bytes = src.as_bytes();
         let mut out = String::with_capacity(src.len());
         let mut literal = 0;
@@ -192,6 +254,12 @@ impl Evaluator<'_, '_> {
                 && let Some(close) = find_close(src, i)
             {
                 out.push_str(&src[literal..i]);
+                if let Some((value, end)) = self.conditional(src, i, close, base) {
+                    out.push_str(&value);
+                    i = end;
+                    literal = i;
+                    continue;
+                }
                 let raw = &src[i..close + 2];
                 let inner = &src[i + 2..close];
                 let value = self.evaluate(inner, raw, base + i);
@@ -206,21 +274,40 @@ impl Evaluator<'_, '_> {
         out
     }
 
-    fn expand_arg(&mut self, src: &str, base: usize) -> String {
+    pub(super) fn expand_arg(&mut self, src: &str, base: usize) -> String {
         self.depth += 1;
         let value = self.expand(src, base);
         self.depth -= 1;
         value.trim().to_owned()
     }
 
-    /// Card and persona fields may contain macros themselves (`{{char}} is …`); they are
-    /// expanded with the same context, up to a nesting limit that stops self-reference.
-    fn expand_field(&mut self, value: &str) -> String {
-        if self.depth >= MAX_FIELD_NESTING || !(value.contains("{{") || value.contains('<')) {
+    /// Card and persona fields may contain EJS and macros themselves (`{{char}} is …`):
+    /// the field's template is rendered against the variables as they stand (its writes are
+    /// staged with this rendering's), then its macros are expanded with the same context, up
+    /// to a nesting limit that stops self-reference.
+    fn expand_field(&mut self, value: &str, field: &str) -> String {
+        if self.depth >= MAX_FIELD_NESTING {
             return value.to_owned();
         }
+        let stage = self
+            .templates
+            .render(value, self.vars.view(), self.ctx, self.seed, false);
+        let value = match stage {
+            Some(stage) => {
+                apply_ops(&mut self.vars, &stage.ops);
+                if let Some(mut d) = stage.diagnostic {
+                    d.field = Some(field.to_owned());
+                    self.diagnostics.push(d);
+                }
+                std::borrow::Cow::Owned(stage.text)
+            }
+            None => std::borrow::Cow::Borrowed(value),
+        };
+        if !(value.contains("{{") || value.contains('<')) {
+            return value.into_owned();
+        }
         self.depth += 1;
-        let expanded = self.expand(&rewrite_legacy_tokens(value), 0);
+        let expanded = self.expand(&rewrite_legacy_tokens(&value), 0);
         self.depth -= 1;
         expanded
     }
@@ -230,11 +317,12 @@ impl Evaluator<'_, '_> {
             offset,
             text: raw.to_owned(),
             message: message.into(),
+            field: None,
         });
         raw.to_owned()
     }
 
-    fn evaluate(&mut self, inner: &str, raw: &str, offset: usize) -> String {
+    pub(super) fn evaluate(&mut self, inner: &str, raw: &str, offset: usize) -> String {
         let lead = inner.len() - inner.trim_start().len();
         let body = &inner[lead..];
         if body.starts_with("//") {
@@ -332,6 +420,7 @@ impl Evaluator<'_, '_> {
                 message: format!(
                     "unknown macro {{{{{name}}}}}: it was left as written (check the name; arguments follow '::')"
                 ),
+                field: None,
             });
         }
         self.depth += 1;
@@ -363,18 +452,24 @@ impl Evaluator<'_, '_> {
                     ctx.user.clone()
                 }
             }
-            "chardescription" | "description" => self.expand_field(&ctx.description),
-            "charpersonality" | "personality" => self.expand_field(&ctx.personality),
-            "charscenario" => self.expand_field(&ctx.char_scenario),
-            "scenario" => self.expand_field(ctx.scenario()),
-            "persona" => self.expand_field(&ctx.persona),
-            "charprompt" => self.expand_field(&ctx.char_prompt),
-            "charinstruction" | "charjailbreak" => self.expand_field(&ctx.char_instruction),
+            "chardescription" | "description" => {
+                self.expand_field(&ctx.description, "character.description")
+            }
+            "charpersonality" | "personality" => {
+                self.expand_field(&ctx.personality, "character.personality")
+            }
+            "charscenario" => self.expand_field(&ctx.char_scenario, "character.scenario"),
+            "scenario" => self.expand_field(ctx.scenario(), "character.scenario"),
+            "persona" => self.expand_field(&ctx.persona, "persona.description"),
+            "charprompt" => self.expand_field(&ctx.char_prompt, "character.systemPrompt"),
+            "charinstruction" | "charjailbreak" => {
+                self.expand_field(&ctx.char_instruction, "character.postHistoryInstructions")
+            }
             "mesexamplesraw" => ctx.mes_examples_raw.clone(),
-            "mesexamples" => self.expand_field(&ctx.mes_examples_raw),
+            "mesexamples" => self.expand_field(&ctx.mes_examples_raw, "character.mesExample"),
             "charversion" | "version" | "char_version" => ctx.char_version.clone(),
             "charcreatornotes" | "creatornotes" => ctx.creator_notes.clone(),
-            "chardepthprompt" => self.expand_field(&ctx.depth_prompt),
+            "chardepthprompt" => self.expand_field(&ctx.depth_prompt, "character.depthPrompt"),
             "charfirstmessage" | "greeting" => {
                 let index = if args.is_empty() {
                     0
@@ -426,6 +521,7 @@ impl Evaluator<'_, '_> {
             "newline" => "\n".repeat(repeat_count(name, args)?),
             "space" => " ".repeat(repeat_count(name, args)?),
             "reverse" => arg(0).chars().rev().collect(),
+            "outlet" => ctx.outlets.get(arg(0)).cloned().unwrap_or_default(),
             "random" => {
                 let items = choice_items(args);
                 items.choose(self.rng).cloned().unwrap_or_default()
@@ -493,123 +589,4 @@ impl Evaluator<'_, '_> {
             other => return Err(format!("{{{{{other}}}}} is not supported")),
         })
     }
-}
-
-/// Accepted argument counts per macro name (lower case); `None` = not a known macro.
-fn arity(name: &str) -> Option<(usize, usize)> {
-    const MANY: usize = usize::MAX;
-    Some(match name {
-        "user" | "char" | "group" | "charifnotgroup" | "groupnotmuted" | "notchar"
-        | "chardescription" | "description" | "charpersonality" | "personality"
-        | "charscenario" | "scenario" | "persona" | "charprompt" | "charinstruction"
-        | "charjailbreak" | "mesexamples" | "mesexamplesraw" | "charversion" | "version"
-        | "char_version" | "charcreatornotes" | "creatornotes" | "chardepthprompt" | "original"
-        | "lastmessage" | "lastchatmessage" | "input" | "lastusermessage" | "lastcharmessage"
-        | "lastmessageid" | "model" | "ismobile" | "date" | "weekday" | "isotime" | "isodate"
-        | "idleduration" | "idle_duration" | "noop" | "trim" => (0, 0),
-        "time" | "newline" | "space" | "charfirstmessage" | "greeting" => (0, 1),
-        "reverse" | "roll" | "dice" | "incvar" | "incglobalvar" | "decvar" | "decglobalvar"
-        | "getvar" | "getglobalvar" | "hasvar" | "varexists" | "hasglobalvar"
-        | "globalvarexists" | "deletevar" | "flushvar" | "deleteglobalvar" | "flushglobalvar" => {
-            (1, 1)
-        }
-        "random" | "pick" => (1, MANY),
-        "setvar" | "setglobalvar" | "addvar" | "addglobalvar" => (2, MANY),
-        _ => return None,
-    })
-}
-
-fn scope_of(name: &str) -> VarScope {
-    if name.contains("global") {
-        VarScope::Global
-    } else {
-        VarScope::Chat
-    }
-}
-
-fn repeat_count(name: &str, args: &[String]) -> Result<usize, String> {
-    match args.first() {
-        None => Ok(1),
-        Some(n) => n
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n <= MAX_REPEAT)
-            .ok_or_else(|| {
-                format!("{{{{{name}::n}}}} needs a count from 0 to {MAX_REPEAT}, got '{n}'")
-            }),
-    }
-}
-
-/// `{{random::a::b}}` lists its items as arguments; `{{random::a,b}}` and
-/// `{{random: a, b}}` give one comma-separated argument.
-fn choice_items(args: &[String]) -> Vec<String> {
-    if args.len() == 1 {
-        split_commas(&args[0])
-    } else {
-        args.to_vec()
-    }
-}
-
-/// Removes each `{{trim}}` mark together with the whitespace on both sides of it.
-fn apply_trim_marks(text: &str) -> String {
-    if !text.contains(TRIM_MARK) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut pieces = text.split(TRIM_MARK).peekable();
-    let mut first = true;
-    while let Some(piece) = pieces.next() {
-        let piece = if first { piece } else { piece.trim_start() };
-        first = false;
-        if pieces.peek().is_some() {
-            out.push_str(piece.trim_end());
-        } else {
-            out.push_str(piece);
-        }
-    }
-    out
-}
-
-/// Escapes JavaScript regex syntax characters (for `substitution: 'escaped'`).
-pub fn regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\^$.*+?()[]{}|/-".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// FNV-1a: a small stable hash for `{{pick}}` (stable across runs and platforms, unlike
-/// `DefaultHasher`).
-pub(crate) struct Fnv(u64);
-
-impl Fnv {
-    pub(crate) fn new(seed: u64) -> Self {
-        let mut hasher = Self(0xcbf2_9ce4_8422_2325);
-        hasher.write(&seed.to_le_bytes());
-        hasher
-    }
-
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    pub(crate) fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// Draws a float in `[0, 100)` from a generator seeded by `(seed, key)`: used where a random
-/// decision must not depend on evaluation order (lorebook probability).
-pub fn seeded_percent(seed: u64, key: &str) -> f64 {
-    let mut hasher = Fnv::new(seed);
-    hasher.write(key.as_bytes());
-    let mut rng = ChaCha8Rng::seed_from_u64(hasher.finish());
-    rng.random_range(0.0..100.0)
 }

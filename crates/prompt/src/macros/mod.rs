@@ -10,11 +10,21 @@
 //! - Side-effect macros (`setvar`, `addvar`, `incvar`, `decvar`, `deletevar`) render as
 //!   empty text (Tavo's shorthand-regex example would otherwise leak numbers into messages).
 //! - `{{getvar}}` of a missing variable is empty.
+//! - EJS (`<% %>`, [`crate::ejs`]) runs first on every rendered text and on every card field
+//!   a macro reaches; a failing template leaves its field as written (macros still apply).
+//! - `{{if cond}}…{{else}}…{{/if}}` and `{{if cond::text}}` (SillyTavern): `cond` is a macro
+//!   name without braces (`{{if description}}`), `.name` / `$name` (chat / global variable),
+//!   a nested macro, or literal text; `!` negates; empty, `false`, `off` and `0` are false
+//!   (case-insensitive, trimmed). Only the chosen branch is evaluated, and it is trimmed.
+//! - `{{outlet::name}}`: the lorebook entries activated with SillyTavern's position
+//!   "outlet" under that name, joined by newlines (empty when none).
 
 mod clock;
+mod conditional;
 mod context;
 mod dice;
 mod eval;
+mod helpers;
 mod syntax;
 mod vars;
 
@@ -23,8 +33,8 @@ mod tests;
 
 pub use context::MacroContext;
 pub use dice::Dice;
-pub use eval::{
-    MacroDiagnostic, MacroState, RenderOptions, Rendered, regex_escape, seeded_percent,
-};
+pub use eval::{MacroDiagnostic, MacroState, RenderOptions, Rendered};
+pub(crate) use helpers::Fnv;
+pub use helpers::{regex_escape, seeded_percent};
 
 pub use vars::{VarOverlay, VarScope, Variables};

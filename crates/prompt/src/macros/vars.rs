@@ -86,6 +86,11 @@ impl<'a> VarOverlay<'a> {
         }
     }
 
+    /// Every variable as this rendering sees it (staged writes included).
+    pub fn view(&self) -> &Variables {
+        self.staged.as_ref().unwrap_or(self.committed)
+    }
+
     fn staged_mut(&mut self) -> &mut Variables {
         self.staged.get_or_insert_with(|| self.committed.clone())
     }

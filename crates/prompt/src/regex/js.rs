@@ -1,4 +1,5 @@
-//! JavaScript `RegExp` semantics through QuickJS-NG (rquickjs), on one worker thread.
+//! JavaScript `RegExp` semantics through QuickJS-NG (rquickjs), on the shared worker thread
+//! of [`crate::js`].
 //!
 //! Why QuickJS and not a Rust engine: SillyTavern regex scripts rely on exact JS semantics
 //! (lookbehind, named groups, `u`/`s`/`y`, lastIndex rules, `String.prototype.replace`), and
@@ -7,12 +8,11 @@
 //! Each call crosses the FFI boundary once for a whole batch of texts, so callers should
 //! batch one rule over many messages.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, OnceLock};
 
-use rquickjs::{Context, Function, Runtime};
+use crate::js::{JsEngine, JsWorker};
+pub use crate::js::{JsError, JsLimits};
+use rquickjs::Function;
 
 /// Marks the start of one replacement's output (the caller expands macros inside it).
 pub const MARK_OPEN: char = '\u{FDD1}';
@@ -69,41 +69,6 @@ globalThis.__tavoCheck = function (src, flags) {
 };
 "#;
 
-/// Why a JavaScript call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum JsError {
-    /// The pattern is not a valid JavaScript regex.
-    #[error("invalid regex: {0}")]
-    Syntax(String),
-    /// The call ran past its deadline (a catastrophic pattern) and was stopped.
-    #[error("stopped after {0} ms: the pattern backtracks too much on this text")]
-    Timeout(u64),
-    /// The call exceeded the engine's memory limit and was stopped.
-    #[error("stopped: the regex engine ran out of its {0} MiB memory limit")]
-    OutOfMemory(usize),
-    /// The engine itself failed.
-    #[error("regex engine error: {0}")]
-    Engine(String),
-}
-
-/// Limits applied to every call.
-#[derive(Debug, Clone, Copy)]
-pub struct JsLimits {
-    /// Wall-clock deadline of one call.
-    pub deadline: Duration,
-    /// Memory limit of the runtime, in MiB.
-    pub memory_mib: usize,
-}
-
-impl Default for JsLimits {
-    fn default() -> Self {
-        Self {
-            deadline: Duration::from_millis(500),
-            memory_mib: 64,
-        }
-    }
-}
-
 /// One rule applied to a batch of texts.
 #[derive(Debug, Clone)]
 pub struct ReplaceRequest {
@@ -131,19 +96,10 @@ pub struct ReplaceOutcome {
     pub counts: Vec<u32>,
 }
 
-enum Job {
-    Replace(ReplaceRequest, Sender<Result<ReplaceOutcome, JsError>>),
-    FirstMatch(
-        Vec<(String, String)>,
-        Vec<String>,
-        Sender<Result<Vec<i32>, JsError>>,
-    ),
-    Check(String, String, Sender<Result<(), JsError>>),
-}
-
-/// Handle to the JavaScript regex worker. Cheap to share; calls are serialised.
+/// Handle to the JavaScript regex functions on the shared worker ([`crate::js`]). Cheap to
+/// share; calls are serialised.
 pub struct JsRegex {
-    sender: Mutex<Sender<Job>>,
+    worker: Arc<JsWorker>,
 }
 
 impl std::fmt::Debug for JsRegex {
@@ -153,44 +109,20 @@ impl std::fmt::Debug for JsRegex {
 }
 
 impl JsRegex {
-    /// Starts a worker thread with the given limits.
+    /// Starts a worker thread of its own with the given limits.
     pub fn start(limits: JsLimits) -> Result<Self, JsError> {
-        let (sender, receiver) = mpsc::channel::<Job>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), JsError>>();
-        std::thread::Builder::new()
-            .name("tavo-js-regex".into())
-            .spawn(move || worker(limits, receiver, ready_tx))
-            .map_err(|e| JsError::Engine(format!("cannot start the regex worker thread: {e}")))?;
-        ready_rx
-            .recv()
-            .map_err(|_| JsError::Engine("the regex worker stopped while starting".into()))??;
         Ok(Self {
-            sender: Mutex::new(sender),
+            worker: Arc::new(JsWorker::start(limits)?),
         })
     }
 
-    /// The process-wide worker with default limits.
+    /// The process-wide worker with default limits (shared with EJS templates).
     pub fn shared() -> Result<&'static JsRegex, JsError> {
         static SHARED: OnceLock<Result<JsRegex, JsError>> = OnceLock::new();
         SHARED
-            .get_or_init(|| JsRegex::start(JsLimits::default()))
+            .get_or_init(|| JsWorker::shared().map(|worker| JsRegex { worker }))
             .as_ref()
             .map_err(Clone::clone)
-    }
-
-    fn send<T>(&self, make: impl FnOnce(Sender<Result<T, JsError>>) -> Job) -> Result<T, JsError> {
-        let (tx, rx) = mpsc::channel();
-        {
-            let sender = self
-                .sender
-                .lock()
-                .map_err(|_| JsError::Engine("the regex worker lock is poisoned".into()))?;
-            sender
-                .send(make(tx))
-                .map_err(|_| JsError::Engine("the regex worker has stopped".into()))?;
-        }
-        rx.recv()
-            .map_err(|_| JsError::Engine("the regex worker has stopped".into()))?
     }
 
     /// Applies one rule to every input.
@@ -201,7 +133,7 @@ impl JsRegex {
                 counts: Vec::new(),
             });
         }
-        self.send(|tx| Job::Replace(request, tx))
+        self.worker.run(move |engine| run_replace(engine, &request))
     }
 
     /// For each `(source, flags)` pattern, the index of the first text it matches, `-1` for
@@ -214,117 +146,43 @@ impl JsRegex {
         if patterns.is_empty() {
             return Ok(Vec::new());
         }
-        self.send(|tx| Job::FirstMatch(patterns, texts, tx))
+        self.worker.run(move |engine| {
+            engine.install("regex helpers", HELPERS)?;
+            engine.context().with(|ctx| {
+                let call = || -> rquickjs::Result<Vec<i32>> {
+                    let f: Function = ctx.globals().get("__tavoFirstMatch")?;
+                    let patterns: Vec<Vec<String>> =
+                        patterns.into_iter().map(|(s, f)| vec![s, f]).collect();
+                    f.call((patterns, texts))
+                };
+                call().map_err(|e| engine.classify(&ctx, e))
+            })
+        })
     }
 
     /// Whether the pattern compiles.
     pub fn check(&self, source: &str, flags: &str) -> Result<(), JsError> {
-        self.send(|tx| Job::Check(source.to_owned(), flags.to_owned(), tx))
+        let (source, flags) = (source.to_owned(), flags.to_owned());
+        self.worker.run(move |engine| {
+            engine.install("regex helpers", HELPERS)?;
+            engine.context().with(|ctx| {
+                let call = || -> rquickjs::Result<String> {
+                    let f: Function = ctx.globals().get("__tavoCheck")?;
+                    f.call((source, flags))
+                };
+                match call() {
+                    Ok(message) if message.is_empty() => Ok(()),
+                    Ok(message) => Err(JsError::Syntax(message)),
+                    Err(e) => Err(engine.classify(&ctx, e)),
+                }
+            })
+        })
     }
 }
 
-struct Engine {
-    _runtime: Runtime,
-    context: Context,
-}
-
-fn build_engine(
-    limits: JsLimits,
-    deadline: Arc<AtomicU64>,
-    epoch: Instant,
-) -> Result<Engine, JsError> {
-    let runtime = Runtime::new().map_err(|e| JsError::Engine(e.to_string()))?;
-    runtime.set_memory_limit(limits.memory_mib << 20);
-    runtime.set_max_stack_size(1 << 20);
-    runtime.set_interrupt_handler(Some(Box::new(move || {
-        let limit = deadline.load(Ordering::Relaxed);
-        limit != 0 && epoch.elapsed().as_nanos() as u64 > limit
-    })));
-    let context = Context::full(&runtime).map_err(|e| JsError::Engine(e.to_string()))?;
-    context
-        .with(|ctx| ctx.eval::<(), _>(HELPERS))
-        .map_err(|e| JsError::Engine(format!("helper setup failed: {e}")))?;
-    Ok(Engine {
-        _runtime: runtime,
-        context,
-    })
-}
-
-fn worker(limits: JsLimits, jobs: Receiver<Job>, ready: Sender<Result<(), JsError>>) {
-    let epoch = Instant::now();
-    let deadline = Arc::new(AtomicU64::new(0));
-    let mut engine = match build_engine(limits, deadline.clone(), epoch) {
-        Ok(engine) => {
-            let _ = ready.send(Ok(()));
-            engine
-        }
-        Err(err) => {
-            let _ = ready.send(Err(err));
-            return;
-        }
-    };
-    while let Ok(job) = jobs.recv() {
-        let started = epoch.elapsed();
-        deadline.store(
-            (started + limits.deadline).as_nanos() as u64,
-            Ordering::Relaxed,
-        );
-        let failed = match job {
-            Job::Replace(request, reply) => {
-                let result = run_replace(&engine.context, &request, limits, epoch, &deadline);
-                let failed = matches!(result, Err(JsError::Timeout(_) | JsError::OutOfMemory(_)));
-                let _ = reply.send(result);
-                failed
-            }
-            Job::FirstMatch(patterns, texts, reply) => {
-                let result = engine.context.with(|ctx| {
-                    let call = || -> rquickjs::Result<Vec<i32>> {
-                        let f: Function = ctx.globals().get("__tavoFirstMatch")?;
-                        let patterns: Vec<Vec<String>> =
-                            patterns.into_iter().map(|(s, f)| vec![s, f]).collect();
-                        f.call((patterns, texts))
-                    };
-                    call().map_err(|e| classify(&ctx, e, limits, epoch, &deadline))
-                });
-                let failed = matches!(result, Err(JsError::Timeout(_) | JsError::OutOfMemory(_)));
-                let _ = reply.send(result);
-                failed
-            }
-            Job::Check(source, flags, reply) => {
-                let result = engine.context.with(|ctx| {
-                    let call = || -> rquickjs::Result<String> {
-                        let f: Function = ctx.globals().get("__tavoCheck")?;
-                        f.call((source, flags))
-                    };
-                    match call() {
-                        Ok(message) if message.is_empty() => Ok(()),
-                        Ok(message) => Err(JsError::Syntax(message)),
-                        Err(e) => Err(classify(&ctx, e, limits, epoch, &deadline)),
-                    }
-                });
-                let _ = reply.send(result);
-                false
-            }
-        };
-        deadline.store(0, Ordering::Relaxed);
-        if failed {
-            // A stopped call may leave garbage behind; start from a clean runtime.
-            match build_engine(limits, deadline.clone(), epoch) {
-                Ok(fresh) => engine = fresh,
-                Err(_) => return,
-            }
-        }
-    }
-}
-
-fn run_replace(
-    context: &Context,
-    request: &ReplaceRequest,
-    limits: JsLimits,
-    epoch: Instant,
-    deadline: &AtomicU64,
-) -> Result<ReplaceOutcome, JsError> {
-    context.with(|ctx| {
+fn run_replace(engine: &mut JsEngine, request: &ReplaceRequest) -> Result<ReplaceOutcome, JsError> {
+    engine.install("regex helpers", HELPERS)?;
+    engine.context().with(|ctx| {
         let call = || -> rquickjs::Result<(Vec<String>, Vec<u32>)> {
             let f: Function = ctx.globals().get("__tavoReplace")?;
             let outputs: Vec<String> = f.call((
@@ -340,52 +198,15 @@ fn run_replace(
         };
         match call() {
             Ok((outputs, counts)) => Ok(ReplaceOutcome { outputs, counts }),
-            Err(e) => Err(classify(&ctx, e, limits, epoch, deadline)),
+            Err(e) => Err(engine.classify(&ctx, e)),
         }
     })
-}
-
-fn classify(
-    ctx: &rquickjs::Ctx<'_>,
-    error: rquickjs::Error,
-    limits: JsLimits,
-    epoch: Instant,
-    deadline: &AtomicU64,
-) -> JsError {
-    let limit = deadline.load(Ordering::Relaxed);
-    let timed_out = limit != 0 && epoch.elapsed().as_nanos() as u64 > limit;
-    let message = if error.is_exception() {
-        let caught = ctx.catch();
-        match caught.as_exception() {
-            Some(exception) => exception.message().unwrap_or_default(),
-            None => caught
-                .as_string()
-                .and_then(|s| s.to_string().ok())
-                .unwrap_or_else(|| "uncaught exception".to_owned()),
-        }
-    } else {
-        error.to_string()
-    };
-    if timed_out || message.contains("interrupted") {
-        JsError::Timeout(limits.deadline.as_millis() as u64)
-    } else if message.contains("out of memory") || matches!(error, rquickjs::Error::Allocation) {
-        JsError::OutOfMemory(limits.memory_mib)
-    } else if message.contains("regular expression")
-        || message.contains("invalid")
-        || message.contains("unexpected")
-        || message.contains("expecting")
-        || message.contains("nothing to repeat")
-        || message.contains("flags")
-    {
-        JsError::Syntax(message)
-    } else {
-        JsError::Engine(message)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn req(source: &str, flags: &str, replacement: &str, inputs: &[&str]) -> ReplaceRequest {
         ReplaceRequest {

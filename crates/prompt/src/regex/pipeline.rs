@@ -23,7 +23,15 @@ use tavo_model::{RegexEntry, RegexGroup, RegexId, RegexPlacement, RegexTiming, S
 
 use super::js::{JsError, JsRegex, MARK_CLOSE, MARK_OPEN, ReplaceRequest};
 use super::pattern::parse_find_regex;
+use crate::ejs::has_template;
 use crate::macros::{MacroContext, MacroState, RenderOptions};
+
+/// Whether a replacement has macros other than `{{match}}` (the whole match).
+fn has_macros(text: &str) -> bool {
+    text.to_ascii_lowercase()
+        .replace("{{match}}", "")
+        .contains("{{")
+}
 
 /// When rules run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,8 +87,19 @@ impl RegexRule {
     }
 
     fn replacement_has_macros(&self) -> bool {
-        let lower = self.entry.replace_string.to_ascii_lowercase();
-        lower.replace("{{match}}", "").contains("{{")
+        has_macros(&self.entry.replace_string) || has_template(&self.entry.replace_string)
+    }
+
+    /// Whether the rule's output can change with variables (EJS or macros in its strings),
+    /// which makes its results uncacheable.
+    fn is_dynamic(&self) -> bool {
+        let e = &self.entry;
+        self.replacement_has_macros()
+            || (e.substitution != Substitution::None
+                && (e.find_regex.contains("{{") || has_template(&e.find_regex)))
+            || e.trim_strings
+                .iter()
+                .any(|t| t.contains("{{") || has_template(t))
     }
 }
 
@@ -117,7 +136,7 @@ impl RegexRules {
                 .unwrap_or_default()
                 .hash(&mut hasher);
         }
-        let any_macro_replacement = rules.iter().any(RegexRule::replacement_has_macros);
+        let any_macro_replacement = rules.iter().any(RegexRule::is_dynamic);
         let depth_sensitive = rules.iter().any(|r| {
             r.entry.min_depth.is_some_and(|d| d >= 0) || r.entry.max_depth.is_some_and(|d| d >= 0)
         });
@@ -295,16 +314,29 @@ impl RegexRun<'_> {
             if selected.is_empty() {
                 continue;
             }
-            let find = rendered_find(&rule.entry, macros, self.ctx);
+            let (find, failures) = rendered_find(&rule.entry, macros, self.ctx);
+            for message in failures {
+                report
+                    .issues
+                    .push(self.template_issue(rule_index, "findRegex", &message));
+            }
             if find.is_empty() {
                 continue;
             }
             let pattern = parse_find_regex(&find);
-            let mark = rule.replacement_has_macros();
+            // EJS in the replacement runs once per rule and batch, before the rule; its
+            // writes count only when the rule replaced something.
+            let mut replacement = macros.render_template_only(&rule.entry.replace_string, self.ctx);
+            for d in &replacement.diagnostics {
+                report
+                    .issues
+                    .push(self.template_issue(rule_index, "replaceString", &d.message));
+            }
+            let mark = has_macros(&replacement.text);
             let request = ReplaceRequest {
                 source: pattern.source,
                 flags: pattern.flags,
-                replacement: rule.entry.replace_string.clone(),
+                replacement: replacement.text.clone(),
                 trims: rule
                     .entry
                     .trim_strings
@@ -317,6 +349,9 @@ impl RegexRun<'_> {
             };
             match self.js.replace(request) {
                 Ok(outcome) => {
+                    if outcome.counts.iter().any(|c| *c > 0) {
+                        macros.commit(&mut replacement);
+                    }
                     for ((index, output), count) in
                         selected.iter().zip(outcome.outputs).zip(outcome.counts)
                     {
@@ -367,6 +402,22 @@ impl RegexRun<'_> {
         }
     }
 
+    /// A rule string whose EJS template fell back (it was used as written).
+    fn template_issue(&self, rule: usize, field: &str, message: &str) -> RegexIssue {
+        let r = &self.rules.rules[rule];
+        let group = r
+            .regex_id
+            .map(|id| id.to_string())
+            .unwrap_or_else(|| r.group.clone());
+        RegexIssue {
+            regex_id: r.regex_id,
+            identifier: r.entry.identifier.clone(),
+            name: r.entry.name.clone(),
+            location: format!("regex[{group}].entries[{}].{field}", r.entry.identifier),
+            error: message.to_owned(),
+        }
+    }
+
     fn issue(&self, rule: usize, error: &JsError) -> RegexIssue {
         let r = &self.rules.rules[rule];
         let group = r
@@ -388,23 +439,32 @@ impl RegexRun<'_> {
     }
 }
 
-/// The rule's `findRegex` after its `substitution` mode (macros expanded verbatim, escaped,
-/// or not at all); the rule tester uses it too, so it tests exactly the pattern a run uses.
+/// The rule's `findRegex` after its `substitution` mode (EJS and macros rendered verbatim,
+/// escaped, or not at all — `none` keeps the pattern literal, templates included), with the
+/// messages of EJS templates that fell back; the rule tester uses it too, so it tests
+/// exactly the pattern a run uses.
 pub(super) fn rendered_find(
     entry: &RegexEntry,
     macros: &mut MacroState,
     ctx: &MacroContext,
-) -> String {
-    match entry.substitution {
-        Substitution::None => entry.find_regex.clone(),
-        Substitution::Raw => macros.render(&entry.find_regex, ctx).text,
+) -> (String, Vec<String>) {
+    let rendered = match entry.substitution {
+        Substitution::None => return (entry.find_regex.clone(), Vec::new()),
+        Substitution::Raw => macros.render(&entry.find_regex, ctx),
         Substitution::Escaped => {
             let options = RenderOptions {
                 regex_escape_results: true,
             };
-            macros.render_with(&entry.find_regex, ctx, options).text
+            macros.render_with(&entry.find_regex, ctx, options)
         }
-    }
+    };
+    let failures = rendered
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.starts_with("EJS"))
+        .map(|d| d.message.clone())
+        .collect();
+    (rendered.text, failures)
 }
 
 /// Expands macros inside each marked replacement (committing their side effects: the

@@ -160,7 +160,7 @@ pub fn test_rule(
         }
     }
     let mut macros = MacroState::new(Variables::default(), 0);
-    let find = rendered_find(&entry, &mut macros, ctx);
+    let (find, _) = rendered_find(&entry, &mut macros, ctx);
     if find.is_empty() {
         return unchanged(Some("the pattern is empty".into()), None);
     }
@@ -187,7 +187,8 @@ pub fn test_rule(
         .filter(|t| !t.is_empty())
         .collect();
     // What each match becomes (before macros in the replacement are expanded).
-    let replaced = match probe(entry.replace_string.clone(), trims) {
+    let replacement = macros.render_template_only(&entry.replace_string, ctx).text;
+    let replaced = match probe(replacement, trims) {
         Ok(outcome) => outcome.outputs.into_iter().next().unwrap_or_default(),
         Err(e) => return unchanged(None, Some(error_text(&e))),
     };
