@@ -11,6 +11,7 @@ pub mod health;
 pub mod mcp_servers;
 pub mod media;
 pub mod ops;
+pub mod plugins;
 pub mod replies;
 pub mod transfer;
 pub mod workbench;
@@ -88,6 +89,16 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(bubble::variables))
         .routes(routes!(bubble::chat_virtual_file))
         .routes(routes!(bubble::global_virtual_file))
+        .routes(routes!(plugins::list))
+        .routes(routes!(plugins::runtime))
+        .routes(routes!(plugins::get, plugins::uninstall))
+        .routes(routes!(plugins::set_enabled))
+        .routes(routes!(
+            plugins::get_config,
+            plugins::set_config,
+            plugins::reset_config
+        ))
+        .routes(routes!(plugins::file))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
@@ -97,6 +108,12 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(assets::get, assets::replace, assets::delete))
         .routes(routes!(workbench::set_character_avatar))
         .layer(DefaultBodyLimit::max(limits.op_body));
+    // A plugin package arrives whole; the reader refuses anything bigger before unzipping.
+    let package = OpenApiRouter::new()
+        .routes(routes!(plugins::install))
+        .layer(DefaultBodyLimit::max(
+            tavo_tools::plugins::MAX_PACKAGE_BYTES,
+        ));
     // Uploads stream to disk under their own per-file and per-request limits.
     let upload = OpenApiRouter::new()
         .routes(routes!(transfer::import))
@@ -105,6 +122,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .merge(small)
         .merge(large)
         .merge(upload)
+        .merge(package)
         .split_for_parts();
     api.info.version = env!("CARGO_PKG_VERSION").to_owned();
     // Serialised once and shared: a handler's captures are cloned with the router, and the
