@@ -36,6 +36,9 @@ use crate::summary::{cards_of, history_line};
 pub const CONVERTER_SETTING: &str = "prompt.converter";
 /// Setting: whether a preset's sampler and context values apply (default true).
 pub const PRESET_SAMPLERS_SETTING: &str = "prompt.presetSamplers";
+/// Setting: EJS templates in prompt fields (Tavo: Settings → Chat settings → Compatibility →
+/// "启用 EJS 模板"; default true).
+pub const EJS_SETTING: &str = "ejs.enabled";
 
 /// Context window used when neither the preset nor the connection gives one.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;
@@ -49,6 +52,8 @@ pub struct PromptSettings {
     pub converter: PromptConverter,
     /// Preset sampler and context values apply.
     pub preset_samplers: bool,
+    /// EJS templates are rendered ([`EJS_SETTING`]).
+    pub ejs: bool,
 }
 
 impl Default for PromptSettings {
@@ -56,6 +61,7 @@ impl Default for PromptSettings {
         Self {
             converter: PromptConverter::None,
             preset_samplers: true,
+            ejs: true,
         }
     }
 }
@@ -75,6 +81,9 @@ impl PromptSettings {
         }
         if let Some(v) = store.setting_get(PRESET_SAMPLERS_SETTING)? {
             s.preset_samplers = v.as_bool().unwrap_or(true);
+        }
+        if let Some(v) = store.setting_get(EJS_SETTING)? {
+            s.ejs = v.as_bool().unwrap_or(true);
         }
         Ok(s)
     }
@@ -425,6 +434,7 @@ pub fn build(
     options.max_context_tokens = parameters.context_tokens() as usize;
     options.max_response_tokens = parameters.response_tokens() as usize;
     options.converter = settings.converter;
+    options.ejs = settings.ejs;
     options.generation = match kind {
         GenerationKind::Continue => GenerationType::Continue,
         GenerationKind::Impersonate => GenerationType::Impersonate,
