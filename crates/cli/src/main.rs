@@ -77,6 +77,12 @@ enum Command {
     Message(cmd::message::MessageArgs),
     /// Read and write chat, global and message variables.
     Var(cmd::var::VarArgs),
+    /// A chat's long-term memory: show, extract now, set, append, the extraction prompt.
+    Memory(cmd::memory::MemoryArgs),
+    /// Write the whole library (database snapshot and files) to one backup file.
+    Backup(cmd::backup::BackupArgs),
+    /// Replace the library with a backup file (refuses a backup of a newer tavo).
+    Restore(cmd::backup::RestoreArgs),
     /// Print the exact prompt the chat's next reply would send.
     Prompt(cmd::prompt::PromptArgs),
     /// Generate one reply in a chat (the full tool loop); events as JSON lines with --json.
@@ -136,6 +142,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Persona(args) => cmd::persona::run(args, &ctx),
         Command::Message(args) => cmd::message::run(args, &ctx),
         Command::Var(args) => cmd::var::run(args, &ctx),
+        Command::Memory(args) => cmd::memory::run(args, &ctx),
+        Command::Backup(args) => cmd::backup::backup(args, &ctx),
+        Command::Restore(args) => cmd::backup::restore(args, &ctx),
         Command::Prompt(args) => cmd::prompt::run(args, &ctx),
         Command::Serve(args) => cmd::serve::run(args, &ctx),
         Command::Mcp(args) => cmd::mcp::run(args, &ctx),

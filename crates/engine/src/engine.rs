@@ -95,6 +95,10 @@ pub(crate) struct Inner {
     /// only as long as their reply).
     web: Option<(Arc<WebFetcher>, Option<TavilyClient>)>,
     live: Mutex<HashMap<i64, ReplyHandle>>,
+    /// Chats with a memory extraction running in this process.
+    pub(crate) memory_in_flight: crate::memory::InFlight,
+    /// Automatic memory extractions started after replies.
+    pub(crate) background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Inner {
@@ -194,6 +198,8 @@ impl Engine {
                 starting: Arc::new(tokio::sync::Semaphore::new(STARTING_CONCURRENCY)),
                 web: None,
                 live: Mutex::new(HashMap::new()),
+                memory_in_flight: crate::memory::InFlight::default(),
+                background: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -230,6 +236,25 @@ impl Engine {
             &inner.reply_services(),
             req,
         )
+    }
+
+    /// Long-term memory "extract now" in `chat`: one request on the `memory.connection`
+    /// connection (else the default one; `connection` overrides both, `model` the model),
+    /// de-duplicated against the chat's memories and saved without overwriting an edit made
+    /// meanwhile (see [`crate::memory`]). One extraction per chat runs at a time.
+    pub async fn extract_memory(
+        &self,
+        chat: i64,
+        connection: Option<String>,
+        model: Option<String>,
+    ) -> Result<crate::memory::Extraction, crate::memory::MemoryError> {
+        crate::memory::extract_now(&self.inner, chat, connection, model).await
+    }
+
+    /// Waits until the automatic memory extractions started after replies have ended (a CLI
+    /// process waits for them before it exits; a server never needs to).
+    pub async fn wait_background(&self) {
+        crate::memory::wait_background(&self.inner).await;
     }
 
     /// Marks replies a dead process left `running` or `waiting` as `cancelled` (seed: never

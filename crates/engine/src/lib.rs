@@ -15,6 +15,7 @@
 //! - [`prompt`]: the base prompt as canonical messages, the tool-use hint.
 //! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
+//! - [`memory`]: long-term memory extraction, manual and automatic after replies.
 
 mod control;
 pub mod display;
@@ -25,6 +26,7 @@ mod hub;
 mod interaction;
 mod limits;
 pub mod mcp_servers;
+pub mod memory;
 mod offload;
 mod persist;
 pub mod prompt;

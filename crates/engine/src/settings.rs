@@ -23,6 +23,10 @@ pub enum Kind {
     Secret {
         min_len: usize,
     },
+    /// Free text of at most `max_len` characters (a prompt, a name).
+    Text {
+        max_len: usize,
+    },
 }
 
 /// What `get` answers for a secret that is set.
@@ -37,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 13] = [
+pub const SETTINGS: [SettingSpec; 16] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -102,6 +106,21 @@ pub const SETTINGS: [SettingSpec; 13] = [
         key: MCP_SCOPE,
         kind: Kind::Enum(&MCP_SCOPES),
         about: "who may reach /mcp: loopback (default: this machine only) or network (any address the server listens on)",
+    },
+    SettingSpec {
+        key: crate::memory::EVERY_SETTING,
+        kind: Kind::Int { min: 0, max: 1000 },
+        about: "long-term memory: extract automatically after this many new messages when a chat's memory is enabled (default 10; 0 = only `tavo memory extract`)",
+    },
+    SettingSpec {
+        key: crate::memory::CONNECTION_SETTING,
+        kind: Kind::Text { max_len: 200 },
+        about: "long-term memory: the connection extraction requests use (default: the default connection)",
+    },
+    SettingSpec {
+        key: crate::memory::PROMPT_SETTING,
+        kind: Kind::Text { max_len: 20_000 },
+        about: "long-term memory: the extraction prompt, with {{char}}, {{user}}, {{memories}} and {{messages}} (default: the built-in prompt `tavo memory prompt` prints)",
     },
 ];
 
@@ -185,6 +204,16 @@ pub fn parse(key: &str, raw: &str) -> Result<Value, SettingError> {
                 })
             }
         }
+        Kind::Text { max_len } => {
+            let text = match &json {
+                Some(Value::String(s)) => s.as_str(),
+                _ => raw,
+            };
+            if text.trim().is_empty() || text.chars().count() > max_len {
+                return Err(invalid(format!("text of 1 to {max_len} characters")));
+            }
+            Ok(Value::String(text.to_owned()))
+        }
         Kind::Enum(names) => {
             let text = match &json {
                 Some(Value::String(s)) => s.as_str(),
@@ -225,6 +254,12 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     }
     if spec.key == JAVASCRIPT_SETTING {
         return Ok(Value::from(JAVASCRIPT_MODES[0]));
+    }
+    if spec.key == crate::memory::EVERY_SETTING {
+        return Ok(Value::from(crate::memory::DEFAULT_EVERY));
+    }
+    if spec.key == crate::memory::PROMPT_SETTING {
+        return Ok(Value::from(crate::memory::DEFAULT_PROMPT));
     }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec

@@ -148,6 +148,11 @@ impl ReplyTask {
         };
         self.finish(status).await;
         self.inner.forget(self.chat, &self.id);
+        // The reply is saved and announced: a due memory extraction runs after it, never
+        // before or during it.
+        if status == ReplyStatus::Finished {
+            crate::memory::after_reply(&self.inner, self.chat);
+        }
     }
 
     async fn blocking<T: Send + 'static>(

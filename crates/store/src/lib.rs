@@ -13,11 +13,13 @@
 mod assets;
 mod audit;
 mod avatars;
+mod backup;
 mod chats;
 mod delegate;
 mod error;
 pub mod files;
 mod import;
+mod memory;
 mod messages;
 mod migrations;
 mod plugins;
@@ -30,9 +32,11 @@ pub mod varpath;
 pub use assets::{Asset, AssetKind, AssetSummary};
 pub use audit::{AUDIT_CAPACITY, AuditEntry};
 pub use avatars::Avatar;
+pub use backup::{Replaced, schema_version};
 pub use error::{Result, StoreError};
 pub use files::{FileEntry, FilePage, FileScope, FileStore};
 pub use import::{CardBindings, CharacterExport, ChatImportResult, image_mime_type};
+pub use memory::MemoryRow;
 pub use messages::MessageFilter;
 pub use plugins::{NewPlugin, PluginRow};
 pub use requests::{AnsweredRequest, REQUEST_CAPACITY, REQUEST_RETENTION_HOURS};
@@ -94,6 +98,10 @@ delegate::store_shorthands! {
     write fn memory_update(&self, chat: ChatId, enabled: Option<bool>, memories: Option<&[String]>) -> Memory;
     /// Appends to the chat's memory.
     write fn memory_append(&self, chat: ChatId, texts: &[String]) -> Memory;
+    /// The chat's memory with its row revision.
+    read fn memory_row(&self, chat: ChatId) -> MemoryRow;
+    /// Replaces the memory texts if the row is still at the expected revision.
+    write fn memory_replace_if(&self, chat: ChatId, expected: i64, memories: &[String]) -> MemoryRow;
 
     /// Number of messages of a chat.
     read fn message_count(&self, chat: ChatId) -> u64;

@@ -116,6 +116,13 @@ impl Store {
         Ok(value)
     }
 
+    /// Runs `f` on the library's connection outside any transaction (backup's restore, which
+    /// attaches a second database and runs its own transaction).
+    pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.lock();
+        f(&conn)
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic inside a transaction leaves the connection usable: the transaction rolled back
         // when it was dropped during unwinding, so a poisoned lock carries no torn state.

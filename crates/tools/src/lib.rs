@@ -29,6 +29,7 @@ pub mod approval;
 pub mod ask;
 pub mod assets;
 pub mod audit;
+pub mod backup;
 pub mod budget;
 pub mod chats;
 pub mod context;

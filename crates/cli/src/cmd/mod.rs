@@ -1,6 +1,7 @@
 //! One module per command group. Each exposes a clap `Args`/`Subcommand` type and a `run`
 //! function that takes the parsed arguments and the [`crate::context::Context`].
 pub mod audit;
+pub mod backup;
 pub mod chat;
 pub mod chat_tui;
 pub mod connection;
@@ -11,6 +12,7 @@ pub mod list;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_server;
+pub mod memory;
 pub mod message;
 pub mod persona;
 pub mod plugin;

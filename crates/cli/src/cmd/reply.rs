@@ -88,6 +88,9 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         )
         .await?;
         ctrl_c.abort();
+        // A memory extraction the reply made due runs after it; this process waits for it
+        // before exiting (the answer is already printed and saved).
+        engine.wait_background().await;
         Ok::<ReplyStatus, anyhow::Error>(status)
     });
     runtime.shutdown_background();

@@ -368,6 +368,7 @@ fn setting_row(store: &tavo_store::Store, spec: &SettingSpec) -> ApiResult<Value
         settings::Kind::Int { min, max } => json!({ "type": "int", "min": min, "max": max }),
         settings::Kind::Enum(values) => json!({ "type": "enum", "values": values }),
         settings::Kind::Secret { min_len } => json!({ "type": "secret", "minLength": min_len }),
+        settings::Kind::Text { max_len } => json!({ "type": "text", "maxLength": max_len }),
     };
     Ok(json!({ "key": spec.key, "value": value, "kind": kind, "about": spec.about }))
 }

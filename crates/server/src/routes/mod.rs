@@ -4,12 +4,14 @@
 pub mod app_support;
 pub mod assets;
 pub mod audit;
+pub mod backup;
 pub mod bubble;
 pub mod connections;
 pub mod events;
 pub mod health;
 pub mod mcp_servers;
 pub mod media;
+pub mod memory;
 pub mod ops;
 pub mod plugins;
 pub mod replies;
@@ -89,6 +91,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(bubble::variables))
         .routes(routes!(bubble::chat_virtual_file))
         .routes(routes!(bubble::global_virtual_file))
+        .routes(routes!(memory::get, memory::put))
+        .routes(routes!(memory::extract))
+        .routes(routes!(backup::get_backup, backup::post_backup))
         .routes(routes!(plugins::list))
         .routes(routes!(plugins::runtime))
         .routes(routes!(plugins::get, plugins::uninstall))
@@ -117,6 +122,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
     // Uploads stream to disk under their own per-file and per-request limits.
     let upload = OpenApiRouter::new()
         .routes(routes!(transfer::import))
+        .routes(routes!(backup::restore))
         .layer(DefaultBodyLimit::disable());
     let (router, mut api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(small)
