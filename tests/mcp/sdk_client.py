@@ -159,6 +159,36 @@ async def scenario(s, tag):
     await ok(s, "tavo_chat_search", {"query": "lab"}, seen)
     await ok(s, "tavo_chat_delete", {"id": copy["id"]}, seen)
 
+    # Plugins, the agent flow of tavo://docs/plugins: validate, package, install, configure, remove.
+    files = {
+        "manifest.json": {"id": "org.sdk.hello", "name": {"$t": "name"}, "version": "1.0.0", "specVersion": 2,
+                          "entry": "entry.js",
+                          "localization": {"defaultLocale": "en", "resources": {"en": "locales/en.json"}},
+                          "contributes": {"inputActions": [{"id": "greet", "label": {"$t": "greet"}}],
+                                          "settings": {"schema": [{"type": "switch", "key": "loud", "label": "Loud"}]}}},
+        "entry.js": "tavo.plugin.onInputAction('greet', () => {});",
+        "locales/en.json": {"name": "Hello", "greet": "Greet"},
+    }
+    bad = await ok(s, "tavo_plugin_validate_manifest", {"manifest": dict(files["manifest.json"], version="01.0")}, seen)
+    assert bad["valid"] is False and bad["error"]["field"] == "version", bad
+    good = await ok(s, "tavo_plugin_validate_manifest", {"files": files}, seen)
+    assert good["valid"] is True, good
+    pkg = await ok(s, "tavo_plugin_package", {"files": files}, seen)
+    preview = await ok(s, "tavo_plugin_install", {"zipBase64": pkg["zipBase64"], "dryRun": True}, seen)
+    assert preview.get("dryRun") is True or "diff" in preview, preview
+    done = await ok(s, "tavo_plugin_install", {"zipBase64": pkg["zipBase64"], "fileName": "hello.tpg"}, seen)
+    assert done["plugin"]["name"] == "Hello", done
+    found = await ok(s, "tavo_plugin_search", {"query": "org.sdk", "match": "prefix"}, seen)
+    assert found["total"] == 1, found
+    await ok(s, "tavo_plugin_set_config", {"pluginId": "org.sdk.hello", "key": "loud", "value": True}, seen)
+    got = await ok(s, "tavo_plugin_get", {"pluginId": "org.sdk.hello"}, seen)
+    assert got["config"] == {"loud": True}, got
+    await ok(s, "tavo_plugin_reset_config", {"pluginId": "org.sdk.hello"}, seen)
+    await ok(s, "tavo_plugin_set_enabled", {"pluginId": "org.sdk.hello", "enabled": True}, seen)
+    rt = await ok(s, "tavo_plugin_get_runtime_contributions", {"pluginId": "org.sdk.hello"}, seen)
+    assert rt["plugins"][0]["inputActions"][0]["label"] == "Greet", rt
+    await ok(s, "tavo_plugin_uninstall", {"pluginId": "org.sdk.hello"}, seen)
+
     # Resources: every one listed, and one object of every template.
     res = await s.list_resources()
     uris = [str(r.uri) for r in res.resources]

@@ -16,6 +16,7 @@
 
 mod assets;
 mod chats;
+mod plugins;
 pub mod resources;
 mod safety;
 mod search;
@@ -174,6 +175,7 @@ impl McpTools {
         set.add_status();
         assets::register(&mut set);
         chats::register(&mut set, registry);
+        plugins::register(&mut set);
         set
     }
 

@@ -219,7 +219,7 @@ pub async fn read(tools: &McpTools, cx: &McpContext, uri: &str) -> Result<Resour
                 "writeSafety": super::WRITE_SAFETY_FIELDS,
                 "resources": list().iter().map(|r| r.uri.clone()).collect::<Vec<_>>(),
                 "templates": templates().iter().map(|t| t.uri_template.clone()).collect::<Vec<_>>(),
-                "capabilityGroups": {"library": "available", "chats": "available", "messages": "available", "memory": "available", "plugins": "unavailable"},
+                "capabilityGroups": {"library": "available", "chats": "available", "messages": "available", "memory": "available", "plugins": "available"},
             })));
         }
         "runtime" => {
