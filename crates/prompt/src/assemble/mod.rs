@@ -9,6 +9,8 @@ mod message;
 mod tokens;
 
 #[cfg(test)]
+mod ejs_tests;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use build::assemble;

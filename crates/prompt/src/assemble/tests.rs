@@ -11,7 +11,7 @@ use super::*;
 use crate::lorebook::TimedEffects;
 use crate::macros::Variables;
 
-fn options() -> PromptOptions {
+pub(super) fn options() -> PromptOptions {
     let tz = FixedOffset::east_opt(0).unwrap_or_else(|| unreachable!());
     let now = tz
         .with_ymd_and_hms(2026, 1, 1, 12, 0, 0)
@@ -60,26 +60,28 @@ fn msg(role: Role, text: &str) -> Message {
     Message::new(role, text)
 }
 
-struct Fixture {
-    chat: Chat,
-    characters: Vec<Character>,
-    persona: Persona,
-    preset: Preset,
-    lorebooks: Vec<Lorebook>,
-    messages: Vec<Message>,
-    memory: Option<Memory>,
-    variables: Variables,
-    timed: TimedEffects,
+pub(super) struct Fixture {
+    pub(super) chat: Chat,
+    pub(super) characters: Vec<Character>,
+    pub(super) persona: Persona,
+    pub(super) preset: Preset,
+    pub(super) lorebooks: Vec<Lorebook>,
+    pub(super) regex: Vec<tavo_model::RegexGroup>,
+    pub(super) messages: Vec<Message>,
+    pub(super) memory: Option<Memory>,
+    pub(super) variables: Variables,
+    pub(super) timed: TimedEffects,
 }
 
 impl Fixture {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             chat: Chat::default(),
             characters: vec![character()],
             persona: persona(),
             preset: preset(),
             lorebooks: Vec::new(),
+            regex: Vec::new(),
             messages: vec![
                 msg(Role::Assistant, "Welcome."),
                 msg(Role::User, "Hello there."),
@@ -90,7 +92,7 @@ impl Fixture {
         }
     }
 
-    fn build(&self, options: &PromptOptions) -> PromptOutput {
+    pub(super) fn build(&self, options: &PromptOptions) -> PromptOutput {
         let input = PromptInput {
             chat: Some(&self.chat),
             characters: &self.characters,
@@ -98,7 +100,7 @@ impl Fixture {
             persona: Some(&self.persona),
             preset: Some(&self.preset),
             lorebooks: &self.lorebooks,
-            regex_groups: &[],
+            regex_groups: &self.regex,
             messages: &self.messages,
             memory: self.memory.as_ref(),
             variables: &self.variables,
@@ -108,7 +110,7 @@ impl Fixture {
     }
 }
 
-fn texts(out: &PromptOutput) -> Vec<String> {
+pub(super) fn texts(out: &PromptOutput) -> Vec<String> {
     out.messages
         .iter()
         .map(|m| {
@@ -259,7 +261,7 @@ fn absolute_entries_at_depth() {
     );
 }
 
-fn lore_entry(id: &str, position: LorebookPosition) -> LorebookEntry {
+pub(super) fn lore_entry(id: &str, position: LorebookPosition) -> LorebookEntry {
     LorebookEntry {
         identifier: id.into(),
         name: id.into(),

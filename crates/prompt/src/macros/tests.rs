@@ -320,3 +320,65 @@ fn json_around_and_inside_macros() {
     );
     assert_eq!(out.text, "{\"hp\": 1}");
 }
+
+#[test]
+fn if_conditions_and_branches() {
+    let mut vars = Variables::default();
+    vars.chat.insert("on".into(), json!("yes"));
+    vars.chat.insert("zero".into(), json!(0));
+    vars.global.insert("g".into(), json!("off"));
+    let cases = [
+        ("{{if .on}}A{{else}}B{{/if}}", "A"),
+        ("{{if .zero}}A{{else}}B{{/if}}", "B"),
+        ("{{if $g}}A{{else}}B{{/if}}", "B"),
+        ("{{if !$g}}A{{/if}}", "A"),
+        (
+            "{{if description}}has {{description}}{{/if}}",
+            "has A guardian",
+        ),
+        ("{{if {{getvar::on}}}}nested{{/if}}", "nested"),
+        ("{{if FALSE}}x{{else}}y{{/if}}", "y"),
+        ("{{if::.on}}spelled{{/if}}", "spelled"),
+        (
+            "[{{if .on::inline {{user}}}}][{{if 0::no}}]",
+            "[inline Alex][]",
+        ),
+        (
+            "{{if .on}}\n  outer {{if .zero}}in{{else}}out{{/if}}\n{{/if}}",
+            "outer out",
+        ),
+        ("{{if .on}}no end", "{{if .on}}no end"),
+        ("stray {{else}} and {{/if}}", "stray {{else}} and {{/if}}"),
+    ];
+    for (text, expected) in cases {
+        let out = MacroState::new(vars.clone(), 1).render(text, &ctx()).text;
+        assert_eq!(out, expected, "{text}");
+    }
+    let r = MacroState::new(vars.clone(), 1).render("{{if .on}}open", &ctx());
+    assert!(
+        r.diagnostics[0].message.contains("{{/if}}"),
+        "{:?}",
+        r.diagnostics
+    );
+    let mut state = MacroState::new(vars, 1);
+    let mut r = state.render(
+        "{{if .zero}}{{setvar::a::1}}{{else}}{{setvar::b::1}}{{/if}}",
+        &ctx(),
+    );
+    state.commit(&mut r);
+    assert!(state.variables().chat.contains_key("b"));
+    assert!(
+        !state.variables().chat.contains_key("a"),
+        "only the chosen branch ran"
+    );
+}
+
+#[test]
+fn outlet_reads_the_context() {
+    let mut c = ctx();
+    c.outlets.insert("places".into(), "harbour\nmarket".into());
+    let out = MacroState::new(Variables::default(), 1)
+        .render("{{outlet::places}}|{{outlet::other}}", &c)
+        .text;
+    assert_eq!(out, "harbour\nmarket|");
+}

@@ -361,3 +361,71 @@ fn disabled_rules_never_run_and_cache_replays_reports() {
     }
     assert_eq!(cache.len(), 1);
 }
+
+#[test]
+fn ejs_in_replacement_runs_once_and_writes_only_on_a_match() {
+    let c = ctx();
+    let rs = rules(vec![rule(
+        "/hp-(\\d)/g",
+        "<% incvar('hits') %><%= 'HP' %>=$1 {{user}}",
+        RegexTiming::Send,
+        &[RegexPlacement::Char],
+    )]);
+    let run = RegexRun {
+        rules: &rs,
+        js: js(),
+        ctx: &c,
+    };
+    let mut macros = MacroState::new(Variables::default(), 1);
+    let mut report = RegexReport::default();
+    let mut targets = vec![RegexTarget {
+        text: "hp-3 and hp-4".into(),
+        placement: RegexPlacement::Char,
+        depth: Some(0),
+        label: "m".into(),
+    }];
+    run.apply(Stage::Send, &mut targets, &mut macros, None, &mut report);
+    assert_eq!(targets[0].text, "HP=3 Alex and HP=4 Alex");
+    assert_eq!(
+        macros.variables().chat.get("hits"),
+        Some(&serde_json::json!(1)),
+        "once per rule"
+    );
+    let mut none = vec![RegexTarget {
+        text: "nothing".into(),
+        placement: RegexPlacement::Char,
+        depth: Some(0),
+        label: "m".into(),
+    }];
+    run.apply(Stage::Send, &mut none, &mut macros, None, &mut report);
+    assert_eq!(
+        macros.variables().chat.get("hits"),
+        Some(&serde_json::json!(1))
+    );
+    // A failing template in the replacement is used as written and reported.
+    let bad = rules(vec![rule(
+        "/x/",
+        "<%= nope() %>",
+        RegexTiming::Send,
+        &[RegexPlacement::Char],
+    )]);
+    let run = RegexRun {
+        rules: &bad,
+        js: js(),
+        ctx: &c,
+    };
+    let mut targets = vec![RegexTarget {
+        text: "x".into(),
+        placement: RegexPlacement::Char,
+        depth: Some(0),
+        label: "m".into(),
+    }];
+    let mut report = RegexReport::default();
+    run.apply(Stage::Send, &mut targets, &mut macros, None, &mut report);
+    assert_eq!(targets[0].text, "<%= nope() %>");
+    assert!(
+        report.issues[0].location.ends_with(".replaceString"),
+        "{:?}",
+        report.issues
+    );
+}
