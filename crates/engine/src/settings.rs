@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 16] = [
+pub const SETTINGS: [SettingSpec; 17] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -81,6 +81,11 @@ pub const SETTINGS: [SettingSpec; 16] = [
         key: crate::prompt::PRESET_SAMPLERS_SETTING,
         kind: Kind::Bool,
         about: "a chat preset's SillyTavern sampler and context values (temperature, top_p, top_k, openai_max_context, openai_max_tokens) win over the connection's (default true)",
+    },
+    SettingSpec {
+        key: crate::prompt::EJS_SETTING,
+        kind: Kind::Bool,
+        about: "EJS templates (<% %>) in prompt fields: cards, greetings, lorebooks, presets, regex rules (Tavo's \"启用 EJS 模板\"; default true). Off, tags reach the prompt as written",
     },
     SettingSpec {
         key: AddressPolicy::SETTING,
@@ -249,7 +254,8 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     if spec.key == crate::prompt::CONVERTER_SETTING {
         return Ok(Value::from("none"));
     }
-    if spec.key == crate::prompt::PRESET_SAMPLERS_SETTING {
+    if spec.key == crate::prompt::PRESET_SAMPLERS_SETTING || spec.key == crate::prompt::EJS_SETTING
+    {
         return Ok(Value::Bool(true));
     }
     if spec.key == JAVASCRIPT_SETTING {
@@ -330,6 +336,19 @@ mod tests {
         );
         assert!(parse("tools.reasoningMode", "sometimes").is_err());
         assert!(parse("tools.nope", "1").is_err_and(|e| e.to_string().contains("tools.enabled")));
+    }
+
+    #[test]
+    fn ejs_is_on_by_default_and_reaches_the_prompt_settings() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(get(&store, "ejs.enabled").ok(), Some(Value::Bool(true)));
+        let loaded = crate::prompt::PromptSettings::load(&store).unwrap_or_else(|e| panic!("{e}"));
+        assert!(loaded.ejs);
+        set(&store, "ejs.enabled", "false").unwrap_or_else(|e| panic!("{e}"));
+        let loaded = crate::prompt::PromptSettings::load(&store).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!loaded.ejs);
+        assert!(parse("ejs.enabled", "maybe").is_err());
     }
 
     #[test]
