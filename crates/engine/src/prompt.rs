@@ -38,7 +38,7 @@ pub const CONVERTER_SETTING: &str = "prompt.converter";
 pub const PRESET_SAMPLERS_SETTING: &str = "prompt.presetSamplers";
 /// Setting: EJS templates in prompt fields (Tavo: Settings → Chat settings → Compatibility →
 /// "启用 EJS 模板"; default true).
-pub const EJS_SETTING: &str = "ejs.enabled";
+pub const EJS_SETTING: &str = tavo_prompt::ejs::SETTING;
 
 /// Context window used when neither the preset nor the connection gives one.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;

@@ -26,12 +26,23 @@ pub fn build(input: &PromptInput<'_>, options: &PromptOptions) -> PromptOutput {
 }
 
 /// The greeting a new chat starts with: the first character's `first_mes` (in a group chat,
-/// its first group-only greeting when it has one), macro-expanded as Tavo's greeting picker
-/// shows it. `None` when the card has no greeting.
+/// its first group-only greeting when it has one), EJS-rendered and macro-expanded as Tavo's
+/// greeting picker shows it. `None` when the card has no greeting.
 pub fn render_greeting(
     characters: &[tavo_model::Character],
     persona: Option<&tavo_model::Persona>,
     now: chrono::DateTime<chrono::FixedOffset>,
+) -> Option<String> {
+    render_greeting_with(characters, persona, now, true)
+}
+
+/// [`render_greeting`] with the EJS switch ([`ejs::SETTING`]): off, `<% %>` tags stay as
+/// written.
+pub fn render_greeting_with(
+    characters: &[tavo_model::Character],
+    persona: Option<&tavo_model::Persona>,
+    now: chrono::DateTime<chrono::FixedOffset>,
+    ejs: bool,
 ) -> Option<String> {
     let first = characters.first()?;
     let group = characters.len() > 1;
@@ -65,7 +76,11 @@ pub fn render_greeting(
             .collect();
         ctx.group_not_muted = ctx.group_members.clone();
     }
+    ctx.character_id = first.id.map(|id| id.0);
     let mut state = macros::MacroState::new(macros::Variables::default(), 0);
+    if !ejs {
+        state.set_templates(ejs::Templates::off());
+    }
     Some(state.render(text, &ctx).text)
 }
 

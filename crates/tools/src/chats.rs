@@ -349,12 +349,21 @@ fn render_text(
     persona: Option<&Persona>,
     now: chrono::DateTime<chrono::FixedOffset>,
     text: &str,
+    ejs: bool,
 ) -> Option<String> {
     let mut members = characters.to_vec();
     let first = members.first_mut()?;
     first.first_mes = text.to_owned();
     first.group_only_greetings = vec![text.to_owned()];
-    tavo_prompt::render_greeting(&members, persona, now)
+    tavo_prompt::render_greeting_with(&members, persona, now, ejs)
+}
+
+/// The library's EJS switch (`ejs.enabled`, default on): greetings are templates too.
+fn ejs_enabled(tx: &Tx<'_>) -> Result<bool, StoreError> {
+    Ok(tx
+        .setting_get(tavo_prompt::ejs::SETTING)?
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true))
 }
 
 /// The greeting message of a new chat: the selected greeting as `content`, every candidate as
@@ -363,6 +372,16 @@ pub fn greeting_message(
     characters: &[Character],
     persona: Option<&Persona>,
     now: chrono::DateTime<chrono::FixedOffset>,
+) -> Option<Message> {
+    greeting_message_with(characters, persona, now, true)
+}
+
+/// [`greeting_message`] with the EJS switch.
+pub fn greeting_message_with(
+    characters: &[Character],
+    persona: Option<&Persona>,
+    now: chrono::DateTime<chrono::FixedOffset>,
+    ejs: bool,
 ) -> Option<Message> {
     let first = characters.first()?;
     let group = characters.len() > 1;
@@ -374,7 +393,7 @@ pub fn greeting_message(
     candidates.extend(first.alternate_greetings.iter().map(String::as_str));
     let mut texts: Vec<String> = Vec::new();
     for c in candidates.into_iter().filter(|c| !c.trim().is_empty()) {
-        if let Some(t) = render_text(characters, persona, now, c)
+        if let Some(t) = render_text(characters, persona, now, c, ejs)
             && !texts.contains(&t)
         {
             texts.push(t);
@@ -466,7 +485,7 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
         };
         let id = tx.chat_create(&chat)?;
         let greeting = if new.greeting.unwrap_or(true) {
-            greeting_message(&characters, persona.as_ref(), now)
+            greeting_message_with(&characters, persona.as_ref(), now, ejs_enabled(tx)?)
                 .map(|m| tx.message_append(id, &m))
                 .transpose()?
         } else {
@@ -586,9 +605,11 @@ pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolEr
             Some(p) => tx.get::<Persona>(p.id)?,
             None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
         };
-        Ok(greeting_message(&characters, persona.as_ref(), now)
-            .map(|m| tx.message_append(id, &m))
-            .transpose()?)
+        Ok(
+            greeting_message_with(&characters, persona.as_ref(), now, ejs_enabled(tx)?)
+                .map(|m| tx.message_append(id, &m))
+                .transpose()?,
+        )
     });
     finish("restarting the chat", r)
 }
@@ -610,6 +631,23 @@ mod tests {
 
     fn now() -> chrono::DateTime<chrono::FixedOffset> {
         chrono::DateTime::parse_from_rfc3339("2026-03-05T10:20:30+00:00").unwrap_or_default()
+    }
+
+    #[test]
+    fn greetings_are_ejs_templates_unless_switched_off() {
+        let c = character(
+            "Hi <%= 40 + 2 %> from <%= charName %>",
+            &["<%= 'alt' %>"],
+            &[],
+        );
+        let m = greeting_message(std::slice::from_ref(&c), None, now()).unwrap_or_default();
+        assert_eq!(m.content, "Hi 42 from Zed");
+        assert_eq!(
+            m.swipes,
+            vec!["Hi 42 from Zed".to_owned(), "alt".to_owned()]
+        );
+        let off = greeting_message_with(&[c], None, now(), false).unwrap_or_default();
+        assert_eq!(off.content, "Hi <%= 40 + 2 %> from <%= charName %>");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub use runtime::{CallInput, CallOutcome, VarOp};
 use crate::js::{JsError, JsLimits, JsWorker};
 use crate::macros::{MacroContext, MacroDiagnostic, Variables};
 
+/// The global switch's setting key (Tavo: Settings → Chat settings → Compatibility →
+/// "启用 EJS 模板", on by default; stored in the library settings).
+pub const SETTING: &str = "ejs.enabled";
+
 /// Template time one generation may spend before the remaining templates fall back.
 pub const GENERATION_BUDGET: Duration = Duration::from_secs(2);
 
