@@ -28,6 +28,7 @@ mod limits;
 pub mod mcp_servers;
 pub mod memory;
 mod offload;
+pub mod pages;
 mod persist;
 pub mod prompt;
 pub mod regex_test;

@@ -115,8 +115,8 @@ impl Server {
         // Replies started here also get the tools of the enabled outside MCP servers
         // (`tavo mcp-server`), connected in the background so a slow server never delays
         // the start.
-        let (engine, servers) =
-            tavo_engine::mcp_servers::engine_with_servers(store.clone(), registry.clone(), client);
+        let (engine, servers, pages) =
+            tavo_engine::pages::engine_with_extensions(store.clone(), registry.clone(), client);
         tokio::spawn({
             let servers = servers.clone();
             async move { servers.connect_enabled().await }
@@ -142,6 +142,7 @@ impl Server {
         let trimmer = memory::Trimmer::default();
         let state = AppState {
             mcp_servers: servers,
+            pages,
             replies: replies::Replies::new(engine, hub.clone(), trimmer.clone()),
             trimmer,
             upload_dir: config.data_dir.join("tmp").join("uploads"),

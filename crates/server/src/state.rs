@@ -40,6 +40,8 @@ pub struct AppState {
     pub trimmer: crate::memory::Trimmer,
     /// The outside MCP servers whose tools replies get (`/api/mcp-servers`).
     pub mcp_servers: tavo_engine::mcp_servers::McpServers,
+    /// Browser pages attached for their function tools (`/api/pages`).
+    pub pages: tavo_engine::pages::Pages,
 }
 
 /// Library tasks of requests that run at once. The library is one SQLite connection, so more

@@ -378,6 +378,12 @@ impl Dispatcher {
                     )
                 })?;
                 let chat = scope.chat.ok_or_else(no_chat)?;
+                let limit = match ext.source {
+                    crate::extension::ExtensionSource::Page { .. } => {
+                        crate::extension::PAGE_TOOL_TIMEOUT
+                    }
+                    crate::extension::ExtensionSource::Mcp { .. } => limit,
+                };
                 let value = timed(limit, &tool, runner.run(&ext, chat, arguments)).await??;
                 Ok(complete(
                     Ok((ToolResult::Value(value), Vec::new())),

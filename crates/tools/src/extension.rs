@@ -14,6 +14,11 @@ use serde_json::Value;
 use crate::error::{ErrorCode, ToolError};
 use crate::validate::ArgValidator;
 
+/// How long a page tool may run: Tavo 1.0's JavaScript tool time-out, longer than the call
+/// time-out of built-in tools because a page tool may fetch, compute or ask its own UI. Time
+/// the user spends answering the engine's questions is not counted.
+pub const PAGE_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Who provides an extension tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]

@@ -13,6 +13,7 @@ pub mod mcp_servers;
 pub mod media;
 pub mod memory;
 pub mod ops;
+pub mod pages;
 pub mod plugins;
 pub mod replies;
 pub mod transfer;
@@ -104,11 +105,15 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
             plugins::reset_config
         ))
         .routes(routes!(plugins::file))
+        .routes(routes!(pages::events))
+        .routes(routes!(pages::set_tools))
+        .routes(routes!(pages::set_chat))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
         .routes(routes!(ops::list))
         .routes(routes!(ops::call))
+        .routes(routes!(pages::answer))
         .routes(routes!(assets::list, assets::create))
         .routes(routes!(assets::get, assets::replace, assets::delete))
         .routes(routes!(workbench::set_character_avatar))

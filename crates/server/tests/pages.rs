@@ -1,0 +1,245 @@
+//! Page function tools (seed 001) end to end: a page attaches over `/api/pages/events`,
+//! registers a tool, the mock model calls it, the engine sends the call to the page and the
+//! page's answer reaches the model. Also: stealth calls end the reply without a follow-up, a
+//! page that closes mid-call fails the call at once, a throwing action is a tool error.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{TestServer, bare_client, client, json_of, make_chat, read_sse};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tavo_testkit::{MockProvider, Script, ScriptCall, Turn, Wire};
+
+/// What the fake page does with a `tool.call`.
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Answer,
+    Throw,
+    CloseMidCall,
+}
+
+/// A page: attaches for `chat`, registers `roll_dice` (stealth or not), and handles calls.
+async fn fake_page(
+    s: &TestServer,
+    chat: i64,
+    stealth: bool,
+    behaviour: Behaviour,
+) -> tokio::task::JoinHandle<Vec<Value>> {
+    let r = bare_client()
+        .get(s.url(&format!("/api/pages/events?chat={chat}")))
+        .send()
+        .await
+        .expect("attach");
+    assert_eq!(r.status(), 200);
+    let base = s.url("");
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+    let task = tokio::spawn(async move {
+        let mut ready = Some(ready_tx);
+        let mut seen = Vec::new();
+        let mut page = String::new();
+        let mut buf = String::new();
+        let mut stream = r.bytes_stream();
+        while let Ok(Some(Ok(chunk))) =
+            tokio::time::timeout(Duration::from_secs(20), stream.next()).await
+        {
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = buf.find("\n\n") {
+                let block: String = buf.drain(..end + 2).collect();
+                let event = block
+                    .lines()
+                    .find_map(|l| l.strip_prefix("event:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned();
+                let data: Value = block
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data:"))
+                    .and_then(|d| serde_json::from_str(d.trim()).ok())
+                    .unwrap_or(Value::Null);
+                match event.as_str() {
+                    "page" => {
+                        page = data["id"].as_str().expect("page id").to_owned();
+                        let tools = json!({"tools": [{
+                            "name": "roll_dice", "displayName": "Roll", "description": "Roll a die with `sides` sides.",
+                            "parameters": {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+                                           "properties": {"sides": {"type": "integer"}}, "required": ["sides"]},
+                            "stealth": stealth
+                        }]});
+                        let (st, body) = json_of(
+                            client()
+                                .put(format!("{base}/api/pages/{page}/tools"))
+                                .json(&tools)
+                                .send()
+                                .await
+                                .expect("tools"),
+                        )
+                        .await;
+                        assert_eq!(
+                            (st, body["tools"][0]["registered"].clone()),
+                            (200, json!(true)),
+                            "{body}"
+                        );
+                        if let Some(tx) = ready.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    "request" => {
+                        seen.push(data.clone());
+                        let id = data["id"].as_str().expect("request id");
+                        let answer = match behaviour {
+                            Behaviour::Answer => {
+                                json!({"ok": true, "result": {"rolled": 4, "sides": data["params"]["arguments"]["sides"]}})
+                            }
+                            Behaviour::Throw => {
+                                json!({"ok": false, "error": {"message": "dice fell off the table"}})
+                            }
+                            Behaviour::CloseMidCall => return seen,
+                        };
+                        let r = client()
+                            .post(format!("{base}/api/pages/{page}/answers/{id}"))
+                            .json(&answer)
+                            .send()
+                            .await
+                            .expect("answer");
+                        assert_eq!(r.status(), 204);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        seen
+    });
+    ready_rx.await.expect("page registered its tool");
+    task
+}
+
+async fn setup(turns: Vec<Turn>) -> (TestServer, MockProvider, i64) {
+    let s = TestServer::start().await;
+    s.store
+        .setting_set("tools.enabled", &json!(true))
+        .expect("setting");
+    s.store
+        .setting_set("tools.dynamicLoading", &json!(false))
+        .expect("setting");
+    let mock = MockProvider::start(Script::new(turns)).await.expect("mock");
+    let r = client()
+        .post(s.url("/api/connections"))
+        .json(&json!({"name": "mock", "source": "custom", "protocol": "openai-chat",
+                      "baseUrl": mock.base_url(Wire::OpenaiChat), "model": "mock-model", "apiKey": "sk-mock-0123456789abcdef"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let chat = make_chat(&s.store, "dice");
+    (s, mock, chat)
+}
+
+fn roll() -> Turn {
+    Turn {
+        tool_calls: vec![ScriptCall {
+            id: Some("call_roll".into()),
+            name: "roll_dice".into(),
+            arguments: json!({"sides": 6}),
+        }],
+        ..Turn::default()
+    }
+}
+
+async fn reply(s: &TestServer, chat: i64) -> Vec<common::SseEvent> {
+    let (st, body) = json_of(
+        client()
+            .post(s.url(&format!("/api/chats/{chat}/messages")))
+            .json(&json!({"content": "roll for me"}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(st, 202, "{body}");
+    let reply = body["replyId"].as_str().expect("replyId").to_owned();
+    let r = bare_client()
+        .get(s.url(&format!("/api/replies/{reply}/events")))
+        .send()
+        .await
+        .expect("events");
+    read_sse(r, Duration::from_secs(30), |e| e.event == "finished").await
+}
+
+/// The tool message the model got back for `call_roll`, from its second request.
+fn tool_result(mock: &MockProvider) -> String {
+    let reqs = mock.requests();
+    let second = reqs.get(1).expect("a second model request");
+    second.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_page_runs_the_tool_and_its_answer_reaches_the_model() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("You rolled a 4.")]).await;
+    let page = fake_page(&s, chat, false, Behaviour::Answer).await;
+    let first = &mock.requests();
+    assert!(first.is_empty());
+    let evs = reply(&s, chat).await;
+    assert!(evs.iter().any(|e| e.event == "finished"), "{evs:?}");
+    let reqs = mock.requests();
+    let offered: Vec<String> = reqs[0].body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(offered.contains(&"roll_dice".to_owned()), "{offered:?}");
+    let result = tool_result(&mock);
+    assert!(
+        result.contains("rolled") && result.contains('4'),
+        "{result}"
+    );
+    drop(page);
+}
+
+#[tokio::test]
+async fn a_stealth_call_triggers_no_follow_up_generation() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("never requested")]).await;
+    let _page = fake_page(&s, chat, true, Behaviour::Answer).await;
+    reply(&s, chat).await;
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "a stealth tool's result must not start another model round"
+    );
+}
+
+#[tokio::test]
+async fn a_throwing_action_is_a_tool_error_the_model_sees() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("The dice fell.")]).await;
+    let _page = fake_page(&s, chat, false, Behaviour::Throw).await;
+    reply(&s, chat).await;
+    let result = tool_result(&mock);
+    assert!(result.contains("dice fell off the table"), "{result}");
+}
+
+#[tokio::test]
+async fn a_page_that_closes_mid_call_fails_the_call_at_once() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("The page went away.")]).await;
+    let page = fake_page(&s, chat, false, Behaviour::CloseMidCall).await;
+    let started = std::time::Instant::now();
+    reply(&s, chat).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call waited for the time-out"
+    );
+    let result = tool_result(&mock);
+    assert!(
+        result.contains("closed") && result.contains("unavailable"),
+        "{result}"
+    );
+    assert_eq!(page.await.expect("page").len(), 1);
+    // Its tool is gone: a page-less registry offers no roll_dice next time.
+    let (_, ops) = json_of(client().get(s.url("/api/ops")).send().await.expect("ops")).await;
+    assert!(!ops.to_string().contains("roll_dice"));
+}
