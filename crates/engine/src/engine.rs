@@ -185,6 +185,19 @@ impl Engine {
         extensions: Option<Arc<dyn ExtensionRunner>>,
     ) -> Self {
         let persister = Persister::new(store.clone());
+        let memory_in_flight = crate::memory::InFlight::default();
+        // `memory.extract` needs a model request: the engine brings it to every door.
+        let services = if services.memory.is_none() {
+            let mut s = (*services).clone();
+            s.memory = Some(Arc::new(crate::memory::Extractor {
+                store: store.clone(),
+                client: client.clone(),
+                in_flight: memory_in_flight.clone(),
+            }));
+            Arc::new(s)
+        } else {
+            services
+        };
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -198,7 +211,7 @@ impl Engine {
                 starting: Arc::new(tokio::sync::Semaphore::new(STARTING_CONCURRENCY)),
                 web: None,
                 live: Mutex::new(HashMap::new()),
-                memory_in_flight: crate::memory::InFlight::default(),
+                memory_in_flight,
                 background: Mutex::new(Vec::new()),
             }),
         }

@@ -605,7 +605,16 @@ pub struct Preview {
     /// The connection the reply would use; `None` when none is configured (built-in
     /// defaults then apply).
     pub connection: Option<String>,
+    /// The chat's long-term memory and where it went: `{enabled, stored, injected, tokens,
+    /// position}` (see [`MEMORY_POSITION`]).
+    pub memory: Value,
 }
+
+/// Where long-term memory goes in a prompt (Tavo's docs leave it open): one system message,
+/// `[Long-term memory]` and a `- ` line per memory, right before the chat history — after
+/// the preset's entries and the lorebook's `worldInfoAfter` text, before `chatStart`, so
+/// it stays in the prompt however long the chat grows and is not mistaken for a message.
+pub const MEMORY_POSITION: &str = "one system message just before the chat history (after the preset's entries, before chatStart)";
 
 impl Preview {
     /// The messages as `[{role, content}]`, what `tavo prompt --json` prints (the first
@@ -646,6 +655,7 @@ impl Preview {
             "tokens": e.tokens,
             "diagnostics": e.diagnostics,
             "historyCut": self.base.history_cut(),
+            "memory": self.memory,
         })
     }
 }
@@ -717,10 +727,31 @@ pub(crate) fn preview(
         calls && settings.recursion_limit > 0,
         settings.reasoning_mode,
     );
+    let memory = store.memory_peek(ChatId(req.chat))?;
+    let stored = memory
+        .memories
+        .iter()
+        .filter(|m| !m.trim().is_empty())
+        .count();
+    let tokens = base
+        .explain
+        .tokens
+        .parts
+        .iter()
+        .find(|p| p.part == "memory")
+        .map(|p| p.tokens);
+    let memory = serde_json::json!({
+        "enabled": memory.enabled,
+        "stored": stored,
+        "injected": memory.enabled && stored > 0,
+        "tokens": tokens,
+        "position": MEMORY_POSITION,
+    });
     Ok(Preview {
         request,
         base,
         connection,
+        memory,
     })
 }
 

@@ -38,6 +38,14 @@ pub trait SpeechPlayer: Send + Sync {
     fn stop(&self, chat: i64) -> BoxFuture<Result<(), ToolError>>;
 }
 
+/// Long-term memory extraction: a model request, so the engine provides it (see
+/// `memory.extract`).
+pub trait MemoryExtractor: Send + Sync {
+    /// "Extract now" in `chat`; answers `{memory, added, duplicates, messages, mergedWithEdit}`.
+    /// Errors are envelope errors (`resource_not_found` for a missing chat or connection).
+    fn extract(&self, chat: i64) -> BoxFuture<Result<Value, ToolError>>;
+}
+
 /// The web tools of `crates/web`, seen through the model door. Arguments arrive validated
 /// against the seed's schemas; results are the JSON the model receives.
 pub trait WebTools: Send + Sync {
@@ -60,6 +68,8 @@ pub struct Services {
     pub web: Option<Arc<dyn WebTools>>,
     /// Tools registered by pages and MCP servers.
     pub extensions: ExtensionRegistry,
+    /// Long-term memory extraction, when an engine runs.
+    pub memory: Option<Arc<dyn MemoryExtractor>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -68,6 +78,7 @@ impl std::fmt::Debug for Services {
             .field("image", &self.image.is_some())
             .field("tts", &self.tts.is_some())
             .field("web", &self.web.is_some())
+            .field("memory", &self.memory.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -227,6 +227,12 @@ def('memory.update', (c, [m]) => {
   const patch = plainObject(m, 'tavo.memory.update(memory)');
   return strict(call(c, 'tavo_memory_update', { memory: defined({ enabled: patch.enabled, memories: patch.memories }) }), (r) => r);
 });
+def('memory.append', (c, [texts]) => {
+  const list = Array.isArray(texts) ? texts.map(String) : [String(texts ?? '')];
+  return strict(call(c, 'tavo_memory_append', { memories: list }), (r) => r);
+});
+// Tavo's "extract now": one request on the chat's model; resolves to {memory, added, duplicates, messages, mergedWithEdit}.
+def('memory.extract', (c) => strict(call(c, 'tavo_memory_extract', {}), (r) => r));
 
 // ---- files -------------------------------------------------------------------------------
 

@@ -177,7 +177,7 @@
     preset: namespace('preset', [...ASSET, 'import']),
     lorebook: namespace('lorebook', [...ASSET, 'import']),
     regex: namespace('regex', [...ASSET, 'import']),
-    memory: namespace('memory', ['current', 'update']),
+    memory: namespace('memory', ['current', 'update', 'append', 'extract']),
     /** @param {string} prompt @param {any} [options] */
     generate: (prompt, options) => call('generate', [prompt, options]),
     image: namespace('image', ['generate']),

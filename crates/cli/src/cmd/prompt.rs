@@ -214,6 +214,21 @@ fn explain_text(preview: &Preview) -> anyhow::Result<()> {
     for d in &e.diagnostics {
         println!("diagnostic {}: {}", d.location, d.message);
     }
+    let m = &preview.memory;
+    let stored = m["stored"].as_u64().unwrap_or(0);
+    if m["injected"].as_bool() == Some(true) {
+        println!(
+            "memory     {stored} long-term memories injected as {} ({} tokens)",
+            m["position"].as_str().unwrap_or_default(),
+            m["tokens"].as_u64().unwrap_or(0)
+        );
+    } else if m["enabled"].as_bool() == Some(true) {
+        println!("memory     enabled, but the chat has no memories yet (`tavo memory extract`)");
+    } else {
+        println!(
+            "memory     off for this chat ({stored} stored, not injected; `tavo memory set --enable`)"
+        );
+    }
     for p in &e.tokens.parts {
         println!("tokens     {:<20} {}", p.part, p.tokens);
     }

@@ -453,3 +453,46 @@ pub(crate) async fn wait_background(inner: &crate::engine::Inner) {
         }
     }
 }
+
+/// The engine's extraction behind the `memory.extract` operation (TavoJS, `POST /api/ops`,
+/// the model's `tavo_memory_extract`).
+pub(crate) struct Extractor {
+    pub(crate) store: Store,
+    pub(crate) client: tavo_llm::Client,
+    pub(crate) in_flight: InFlight,
+}
+
+impl tavo_tools::MemoryExtractor for Extractor {
+    fn extract(
+        &self,
+        chat: i64,
+    ) -> tavo_tools::operation::BoxFuture<Result<Value, tavo_tools::ToolError>> {
+        let (store, client, in_flight) = (
+            self.store.clone(),
+            self.client.clone(),
+            self.in_flight.clone(),
+        );
+        Box::pin(async move {
+            let result = match in_flight.claim(chat) {
+                Some(_claim) => run(&store, &client, chat, None, None).await,
+                None => Err(MemoryError::Busy(chat)),
+            };
+            let extraction = result.map_err(tool_error)?;
+            serde_json::to_value(extraction)
+                .map_err(|_| tavo_tools::ToolError::internal("serialising the extraction"))
+        })
+    }
+}
+
+fn tool_error(e: MemoryError) -> tavo_tools::ToolError {
+    use tavo_tools::ErrorCode;
+    let code = match &e {
+        MemoryError::ChatNotFound(_) | MemoryError::Connection(_) => ErrorCode::ResourceNotFound,
+        MemoryError::Busy(_) => ErrorCode::Conflict,
+        MemoryError::NoMessages(_) => ErrorCode::InvalidArguments,
+        MemoryError::Store(_) | MemoryError::Provider(_) | MemoryError::Internal(_) => {
+            ErrorCode::InternalError
+        }
+    };
+    tavo_tools::ToolError::new(code, e.to_string())
+}

@@ -176,23 +176,24 @@ pub fn create_backup(
     options: &BackupOptions,
 ) -> Result<BackupSummary, BackupError> {
     let scratch = Scratch::new(store, "backup")?;
+    let raw_dir = scratch.0.join("raw");
     let snap_dir = scratch.0.join("db");
-    std::fs::create_dir_all(&snap_dir)
-        .map_err(|e| BackupError::io(format!("cannot create {}", snap_dir.display()), e))?;
-    let snap = snap_dir.join(tavo_store::DATABASE_FILE);
-    store.snapshot_into(&snap)?;
+    for dir in [&raw_dir, &snap_dir] {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| BackupError::io(format!("cannot create {}", dir.display()), e))?;
+    }
+    store.snapshot_into(&raw_dir.join(tavo_store::DATABASE_FILE))?;
     let (taken, counts, schema_version) = {
-        let db = Store::open(&snap_dir)?;
+        let db = Store::open(&raw_dir)?;
         let taken = strip_snapshot(&db)?;
         let counts = counts(&db);
         let version = db.library_schema_version()?;
         (taken, counts, version)
     };
-    // Closing the snapshot checkpointed its WAL; compact it into one file again.
-    for suffix in ["-wal", "-shm"] {
-        let _ =
-            std::fs::remove_file(snap_dir.join(format!("{}{suffix}", tavo_store::DATABASE_FILE)));
-    }
+    // A second copy of the stripped snapshot: SQLite keeps deleted values in free pages and
+    // page slack, and `VACUUM INTO` writes only live rows, so no removed key survives.
+    let snap = snap_dir.join(tavo_store::DATABASE_FILE);
+    Store::open(&raw_dir)?.snapshot_into(&snap)?;
     let (sha, db_bytes) = sha256_of(&snap)?;
     let sealed = match &options.passphrase {
         Some(p) => Some(secrets::seal(&taken, p)?),

@@ -104,6 +104,21 @@ async fn append(args: AppendArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
     .await
 }
 
+async fn extract(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
+    let chat = ctx.chat_id()?;
+    ctx.blocking("reading the chat", move |store| {
+        require_chat(store, Some(chat))
+    })
+    .await?;
+    let Some(extractor) = ctx.services.memory.clone() else {
+        return Err(ToolError::new(
+            crate::error::ErrorCode::ResourceNotFound,
+            "memory extraction is not available here (it needs the reply engine and a connection)",
+        ));
+    };
+    Ok(Outcome::json(extractor.extract(chat).await?))
+}
+
 /// Registers the memory tools.
 pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
     const KW: &[&str] = &["memory", "long-term memory", "remember", "fact", "记忆"];
@@ -136,5 +151,16 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
         )
         .keywords(KW),
         append,
+    )?;
+    r.add(
+        OpSpec::new(
+            "memory.extract",
+            Safety::Write,
+            "Extract long-term memories from this chat's recent conversation now (one request to the chat's \
+             model with the extraction prompt); new memories are appended, without repeating existing ones. \
+             Answers {memory, added, duplicates, messages, mergedWithEdit}. Does not switch injection on.",
+        )
+        .keywords(&["memory", "extract", "summarize", "remember", "记忆", "提取"]),
+        extract,
     )
 }
