@@ -18,7 +18,7 @@
 //! `POST /api/chats/{id}/display` for a reply still streaming.
 
 use tavo_model::{Character, CharacterId, Chat, ChatId, Message, MessageId, Persona, Role};
-use tavo_prompt::macros::{MacroContext, MacroState, Variables};
+use tavo_prompt::macros::{MacroContext, MacroState, RenderOptions, Variables};
 use tavo_prompt::regex::{self, JsRegex, RegexReport, RegexRules, RegexRun, Stage};
 use tavo_store::{Store, StoreError, Tx, VarScope};
 
@@ -146,13 +146,19 @@ impl DisplayContext {
     }
 
     /// Expands macros in `text` as `speaker` (the chat's first member when `None`); variable
-    /// writes are dropped. `seed` fixes random macros.
-    fn expand(&self, text: &str, ctx: &MacroContext, seed: u64) -> String {
+    /// writes are dropped. `seed` fixes random macros. `templates`: whether the text is an EJS
+    /// template too — card text is (it is a prompt field, shown as the model gets it); a
+    /// message is not (`<%= … %>` in a message is text, shown as written).
+    fn expand(&self, text: &str, ctx: &MacroContext, seed: u64, templates: bool) -> String {
         if !text.contains("{{") && !text.contains('<') {
             return text.to_owned();
         }
+        let options = RenderOptions {
+            skip_templates: !templates,
+            ..RenderOptions::default()
+        };
         MacroState::new(self.variables.clone(), seed)
-            .render(text, ctx)
+            .render_with(text, ctx, options)
             .text
     }
 
@@ -166,11 +172,11 @@ impl DisplayContext {
         let ctx = self.macro_context(speaker);
         let seed = message.id.map(|MessageId(id)| id as u64).unwrap_or(0);
         let mut shown = message.clone();
-        shown.content = self.expand(&message.content, &ctx, seed);
+        shown.content = self.expand(&message.content, &ctx, seed, false);
         shown.reasoning = message
             .reasoning
             .as_deref()
-            .map(|r| self.expand(r, &ctx, seed));
+            .map(|r| self.expand(r, &ctx, seed, false));
         if self.display_rules > 0
             && let Ok(js) = JsRegex::shared()
         {
@@ -235,7 +241,7 @@ pub fn card_display(store: &Store, id: CharacterId) -> Result<CardDisplay, Store
         now: tavo_prompt::local_now(),
     };
     let ctx = context.macro_context(None);
-    let show = |t: &str| context.expand(t, &ctx, 0);
+    let show = |t: &str| context.expand(t, &ctx, 0, true);
     Ok(CardDisplay {
         description: show(&character.description),
         personality: show(&character.personality),
@@ -318,6 +324,25 @@ mod tests {
         let shown = ctx.message(&m, 0);
         assert_eq!(shown.content, "Hi Ann. [Seraphina's status] Bye.");
         assert_eq!(m.content, "Hi {{user}}. <status>hp 3</status> Bye.");
+    }
+
+    #[test]
+    fn a_message_is_not_a_template_but_card_text_is() {
+        let (_dir, store, chat) = store_with(RegexTiming::Display);
+        let ctx = DisplayContext::load(&store, chat).expect("load");
+        let shown = ctx.message(&reply("EJS looks like <%= 1 + 1 %>, {{user}}."), 0);
+        assert_eq!(shown.content, "EJS looks like <%= 1 + 1 %>, Ann.");
+        let id = store
+            .write(|tx| {
+                tx.create(&Character {
+                    name: "Tpl".into(),
+                    description: "<%= 40 + 2 %> for {{user}}".into(),
+                    ..Character::default()
+                })
+            })
+            .expect("card");
+        let card = card_display(&store, id).expect("display");
+        assert_eq!(card.description, "42 for Ann");
     }
 
     #[test]

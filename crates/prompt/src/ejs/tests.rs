@@ -259,6 +259,7 @@ fn regex_escaped_outputs() {
         &ctx(),
         crate::macros::RenderOptions {
             regex_escape_results: true,
+            ..Default::default()
         },
     );
     assert_eq!(r.text, "a\\.b");

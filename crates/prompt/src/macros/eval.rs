@@ -45,6 +45,9 @@ pub struct RenderOptions {
     /// Escape every top-level macro result (and every EJS output) for use inside a
     /// JavaScript regex (regex `substitution: 'escaped'`).
     pub regex_escape_results: bool,
+    /// Expand macros only: the text is not an EJS template (text that came from a chat
+    /// message, such as a regex capture, or a message shown to the user).
+    pub skip_templates: bool,
 }
 
 /// The output of one rendering. Its variable writes are staged: pass it to
@@ -127,7 +130,13 @@ impl MacroState {
         ctx: &MacroContext,
         options: RenderOptions,
     ) -> Rendered {
-        let stage = self.templates.render(
+        let off = Templates::off();
+        let templates = if options.skip_templates {
+            &off
+        } else {
+            &self.templates
+        };
+        let stage = templates.render(
             text,
             &self.vars,
             ctx,
@@ -158,7 +167,7 @@ impl MacroState {
             diagnostics: Vec::new(),
             options,
             depth: 0,
-            templates: &self.templates,
+            templates,
         };
         apply_ops(&mut evaluator.vars, ops);
         let expanded = evaluator.expand(&source, 0);

@@ -264,6 +264,7 @@ fn escaped_results_for_regex_fields() {
         &c,
         RenderOptions {
             regex_escape_results: true,
+            ..Default::default()
         },
     );
     assert_eq!(out.text, "^A\\.B \\(x\\)$");

@@ -26,6 +26,12 @@ use super::pattern::parse_find_regex;
 use crate::ejs::has_template;
 use crate::macros::{MacroContext, MacroState, RenderOptions};
 
+/// Rendering of text that holds chat content: macros, never EJS.
+pub(super) const MACROS_ONLY: RenderOptions = RenderOptions {
+    regex_escape_results: false,
+    skip_templates: true,
+};
+
 /// Whether a replacement has macros other than `{{match}}` (the whole match).
 fn has_macros(text: &str) -> bool {
     text.to_ascii_lowercase()
@@ -454,6 +460,7 @@ pub(super) fn rendered_find(
         Substitution::Escaped => {
             let options = RenderOptions {
                 regex_escape_results: true,
+                ..RenderOptions::default()
             };
             macros.render_with(&entry.find_regex, ctx, options)
         }
@@ -476,7 +483,11 @@ fn expand_marked(text: &str, macros: &mut MacroState, ctx: &MacroContext) -> Str
         out.push_str(&rest[..open]);
         let after = &rest[open + MARK_OPEN.len_utf8()..];
         let close = after.find(MARK_CLOSE).unwrap_or(after.len());
-        out.push_str(&macros.render_used(&after[..close], ctx).text);
+        // Macros only: the replacement's template already ran, and captured chat text is
+        // never a template.
+        let mut rendered = macros.render_with(&after[..close], ctx, MACROS_ONLY);
+        macros.commit(&mut rendered);
+        out.push_str(&rendered.text);
         rest = after.get(close + MARK_CLOSE.len_utf8()..).unwrap_or("");
     }
     out.push_str(rest);

@@ -13,7 +13,9 @@ use tavo_model::{RegexEntry, RegexGroup, RegexPlacement, RegexTiming};
 
 use super::js::{JsError, JsRegex, MARK_CLOSE, MARK_OPEN, ReplaceRequest};
 use super::pattern::parse_find_regex;
-use super::pipeline::{RegexReport, RegexRules, RegexRun, RegexTarget, Stage, rendered_find};
+use super::pipeline::{
+    MACROS_ONLY, RegexReport, RegexRules, RegexRun, RegexTarget, Stage, rendered_find,
+};
 use crate::macros::{MacroContext, MacroState, Variables};
 
 /// One match of the tested rule.
@@ -201,7 +203,7 @@ pub fn test_rule(
             text,
             replacement: replacements
                 .get(i)
-                .map(|(_, r)| macros.render(r, ctx).text)
+                .map(|(_, r)| macros.render_with(r, ctx, MACROS_ONLY).text)
                 .unwrap_or_default(),
         })
         .collect();

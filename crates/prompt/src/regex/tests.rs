@@ -429,3 +429,29 @@ fn ejs_in_replacement_runs_once_and_writes_only_on_a_match() {
         report.issues
     );
 }
+
+#[test]
+fn captured_chat_text_is_never_a_template() {
+    let c = ctx();
+    let rs = rules(vec![rule(
+        "/^(.+)$/",
+        "[$1] {{user}}",
+        RegexTiming::Send,
+        &[RegexPlacement::User],
+    )]);
+    let run = RegexRun {
+        rules: &rs,
+        js: js(),
+        ctx: &c,
+    };
+    let mut macros = MacroState::new(Variables::default(), 1);
+    let mut report = RegexReport::default();
+    let mut targets = vec![RegexTarget {
+        text: "say <%= 1 + 1 %>".into(),
+        placement: RegexPlacement::User,
+        depth: Some(0),
+        label: "m".into(),
+    }];
+    run.apply(Stage::Send, &mut targets, &mut macros, None, &mut report);
+    assert_eq!(targets[0].text, "[say <%= 1 + 1 %>] Alex");
+}
