@@ -201,3 +201,32 @@ fn if_blocks_choose_one_branch() {
         "the other branch never ran"
     );
 }
+
+#[test]
+fn lorebook_keys_are_templates_without_side_effects() {
+    let mut f = Fixture::new();
+    f.messages.push(tavo_model::Message::new(
+        tavo_model::Role::User,
+        "A dragon lands.",
+    ));
+    let entry = LorebookEntry {
+        identifier: "k".into(),
+        content: "dragons breathe fire".into(),
+        keywords: vec!["<% setvar('probe', 1) %><%= 'dra' + 'gon' %>".into()],
+        strategy: LorebookStrategy::Keyword,
+        ..LorebookEntry::default()
+    };
+    f.lorebooks = book(vec![entry]);
+    let out = f.build(&options());
+    assert!(
+        texts(&out)
+            .iter()
+            .any(|t| t.contains("dragons breathe fire")),
+        "{:#?}",
+        texts(&out)
+    );
+    assert!(
+        !out.variables.chat.contains_key("probe"),
+        "a key never writes"
+    );
+}
