@@ -102,7 +102,7 @@ pub struct Templates {
 
 /// A field after its EJS stage.
 #[derive(Debug, Clone)]
-pub struct Stage {
+pub struct TemplateOutput {
     /// The rendered text, or the field as written when the template failed.
     pub text: String,
     /// Variable writes to stage (none after a failure).
@@ -147,11 +147,11 @@ impl Templates {
         ctx: &MacroContext,
         seed: u64,
         regex_escape: bool,
-    ) -> Option<Stage> {
+    ) -> Option<TemplateOutput> {
         if !self.enabled() || !has_template(field) {
             return None;
         }
-        let fallback = |offset: usize, tag: String, message: String| Stage {
+        let fallback = |offset: usize, tag: String, message: String| TemplateOutput {
             text: field.to_owned(),
             ops: Vec::new(),
             diagnostic: Some(MacroDiagnostic {
@@ -227,7 +227,7 @@ impl Templates {
             }
         }
         Some(match outcome {
-            Ok(CallOutcome::Rendered { text, ops }) => Stage {
+            Ok(CallOutcome::Rendered { text, ops }) => TemplateOutput {
                 text,
                 ops,
                 diagnostic: None,

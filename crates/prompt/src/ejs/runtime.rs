@@ -21,12 +21,16 @@ use crate::macros::VarScope;
 const PRELUDE: &str = r#"
 (function () {
   'use strict';
+  // Captured before any template runs: a template that replaces JSON.stringify cannot
+  // forge the reply.
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
   const own = (o, k) => o !== null && typeof o === 'object' && Object.prototype.hasOwnProperty.call(o, k);
   const isPlain = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
   const copy = (v) => {
     if (v === undefined) return null;
-    const s = JSON.stringify(v);
-    return s === undefined ? null : JSON.parse(s);
+    const s = stringify(v);
+    return s === undefined ? null : parse(s);
   };
   // Dotted paths exactly as tavo_model::variables reads and writes them.
   function getPath(root, path) {
@@ -139,8 +143,9 @@ const PRELUDE: &str = r#"
   };
 
   globalThis.__tavoEjs = function (body, varsJson, constsJson, reEscape, seed) {
-    const vars = JSON.parse(varsJson);
-    const consts = JSON.parse(constsJson);
+    delete globalThis.__tavoEjs;
+    const vars = parse(varsJson);
+    const consts = parse(constsJson);
     const ops = [];
     // Seeded, so a prompt built twice with the same seed is the same prompt.
     let s = seed >>> 0;
@@ -187,7 +192,7 @@ const PRELUDE: &str = r#"
       if (!Number.isFinite(by)) throw new TypeError(name + '("' + key + '"): the step ' + String(n) + ' is not a number');
       const cur = isPlain(opts) && own(opts, 'scope') ? getvar(key, { scope: opts.scope }) : getvar(key);
       const base = (cur === '' || cur === null) ? 0 : Number(cur);
-      if (!Number.isFinite(base)) throw new TypeError(name + '("' + key + '"): the variable holds ' + JSON.stringify(cur) + ', not a number');
+      if (!Number.isFinite(base)) throw new TypeError(name + '("' + key + '"): the variable holds ' + stringify(cur) + ', not a number');
       const next = base + sign * by;
       setvar(key, next, opts);
       return next;
@@ -205,14 +210,14 @@ const PRELUDE: &str = r#"
       fn = new Function('__pos', '__raw', '__esc', 'getvar', 'setvar', 'incvar', 'decvar', 'delvar', '_',
         'charName', 'userName', 'lastUserMessage', 'lastCharMessage', 'characterId', body);
     } catch (e) {
-      return JSON.stringify({ error: String(e && e.name ? e.name + ': ' + e.message : e), at: -1 });
+      return stringify({ error: String(e && e.name ? e.name + ': ' + e.message : e), at: -1 });
     }
     try {
       const out = fn(pos, __raw, __esc, getvar, setvar, incvar, decvar, delvar, lodash,
         consts.charName, consts.userName, consts.lastUserMessage, consts.lastCharMessage, consts.characterId);
-      return JSON.stringify({ out: String(out), ops });
+      return stringify({ out: String(out), ops });
     } catch (e) {
-      return JSON.stringify({ error: String(e && e.name ? e.name + ': ' + e.message : e), at: pos.at });
+      return stringify({ error: String(e && e.name ? e.name + ': ' + e.message : e), at: pos.at });
     }
   };
 })();
