@@ -6,7 +6,9 @@
 //! 1. **Macros** (`{{user}}`, `{{char}}`, `{{getvar::x}}` …) are expanded with the chat's
 //!    names and variables. Writes a macro would make (`{{setvar}}`) are dropped — showing a
 //!    message must never change the chat — and random macros are seeded by the message id, so
-//!    a message shows the same roll on every render.
+//!    a message shows the same roll on every render. A message is not an EJS template (Tavo
+//!    renders EJS in prompt fields only; `<%= … %>` in a message is shown as written); card
+//!    text shown on its page is, as the model gets it.
 //! 2. **The chat's `display` and `sendAndDisplay` regex rules** run with JavaScript semantics
 //!    (the prompt crate's `message_views`, the same code the prompt builder's `send` copy uses)
 //!    at the message's depth (0 = the newest message).
