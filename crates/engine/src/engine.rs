@@ -85,6 +85,8 @@ pub(crate) struct Inner {
     pub(crate) client: Client,
     pub(crate) prompt: Arc<PromptEngine>,
     pub(crate) extensions: Option<Arc<dyn ExtensionRunner>>,
+    /// Plugin generation hooks (the page that has the chat open), when a door attaches pages.
+    pub(crate) hooks: Option<Arc<dyn crate::hooks::GenerationHooks>>,
     /// Checkpoints and status records of every live reply, written in batches.
     pub(crate) persister: Arc<Persister>,
     /// Admits [`BLOCKING_CONCURRENCY`] of the replies' library tasks at a time.
@@ -157,6 +159,15 @@ impl Engine {
         Ok(Self::with_client(store, registry, services, client, None).with_web())
     }
 
+    /// Lets replies run plugin generation hooks through `hooks` (`generation:prepare`,
+    /// `generation:success`, and the terminal notices).
+    pub fn with_hooks(mut self, hooks: Arc<dyn crate::hooks::GenerationHooks>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.hooks = Some(hooks);
+        }
+        self
+    }
+
     /// Gives replies `tavo_web_fetch` (and `tavo_web_search` when a complete default search
     /// API is saved). Without it, the web tools answer `resource_not_found`.
     pub fn with_web(mut self) -> Self {
@@ -186,12 +197,14 @@ impl Engine {
     ) -> Self {
         let persister = Persister::new(store.clone());
         let memory_in_flight = crate::memory::InFlight::default();
+        let gate = tavo_tools::Gate::new(BLOCKING_CONCURRENCY);
         // `memory.extract` needs a model request: the engine brings it to every door.
         let services = if services.memory.is_none() {
             let mut s = (*services).clone();
             s.memory = Some(Arc::new(crate::memory::Extractor {
                 store: store.clone(),
                 client: client.clone(),
+                gate: gate.clone(),
                 in_flight: memory_in_flight.clone(),
             }));
             Arc::new(s)
@@ -206,8 +219,9 @@ impl Engine {
                 client,
                 prompt: Arc::new(PromptEngine::new()),
                 extensions,
+                hooks: None,
                 persister,
-                gate: tavo_tools::Gate::new(BLOCKING_CONCURRENCY),
+                gate,
                 starting: Arc::new(tokio::sync::Semaphore::new(STARTING_CONCURRENCY)),
                 web: None,
                 live: Mutex::new(HashMap::new()),

@@ -343,11 +343,12 @@ fn store_answer(
 pub(crate) async fn run(
     store: &Store,
     client: &tavo_llm::Client,
+    gate: &tavo_tools::Gate,
     chat: i64,
     connection: Option<String>,
     model: Option<String>,
 ) -> Result<Extraction, MemoryError> {
-    let prepared = blocking(store, move |s| {
+    let prepared = blocking(store, gate, move |s| {
         prepare(s, chat, connection.as_deref(), model.as_deref())
     })
     .await?;
@@ -361,7 +362,7 @@ pub(crate) async fn run(
     let answer = response.text();
     let candidates = parse::parse_answer(&answer);
     let (revision, count, messages) = (prepared.revision, prepared.count, prepared.messages);
-    let stored = blocking(store, move |s| {
+    let stored = blocking(store, gate, move |s| {
         store_answer(s, ChatId(chat), revision, count, &candidates)
     })
     .await?;
@@ -375,11 +376,17 @@ pub(crate) async fn run(
     })
 }
 
-/// Runs store work on the blocking pool (see `crate::offload`), keeping the typed error.
+/// Runs store work on the blocking pool behind the engine's library gate (see
+/// `crate::offload`), keeping the typed error.
 async fn blocking<T: Send + 'static>(
     store: &Store,
+    gate: &tavo_tools::Gate,
     f: impl FnOnce(&Store) -> Result<T, MemoryError> + Send + 'static,
 ) -> Result<T, MemoryError> {
+    let _permit = gate
+        .acquire()
+        .await
+        .map_err(|e| MemoryError::Internal(format!("internal task failed: {e}")))?;
     let store = store.clone();
     tokio::task::spawn_blocking(move || f(&store))
         .await
@@ -397,7 +404,15 @@ pub(crate) async fn extract_now(
         .memory_in_flight
         .claim(chat)
         .ok_or(MemoryError::Busy(chat))?;
-    run(&inner.store, &inner.client, chat, connection, model).await
+    run(
+        &inner.store,
+        &inner.client,
+        &inner.gate,
+        chat,
+        connection,
+        model,
+    )
+    .await
 }
 
 /// After a reply in `chat` was saved: starts an automatic extraction in the background when
@@ -409,21 +424,20 @@ pub(crate) fn after_reply(inner: &Arc<crate::engine::Inner>, chat: i64) {
     let task_inner = inner.clone();
     let task = tokio::spawn(async move {
         let _claim = claim;
-        let store = task_inner.store.clone();
-        let due = tokio::task::spawn_blocking(move || auto_due(&store, ChatId(chat))).await;
+        let due = blocking(&task_inner.store, &task_inner.gate, move |s| {
+            Ok(auto_due(s, ChatId(chat))?)
+        })
+        .await;
         match due {
-            Ok(Ok(true)) => {}
-            Ok(Ok(false)) => return,
-            Ok(Err(e)) => {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
                 tracing::warn!(chat, error = %e, "cannot check whether memory extraction is due");
                 return;
             }
-            Err(e) => {
-                tracing::warn!(chat, error = %e, "memory extraction check failed");
-                return;
-            }
         }
-        match run(&task_inner.store, &task_inner.client, chat, None, None).await {
+        let (store, client, gate) = (&task_inner.store, &task_inner.client, &task_inner.gate);
+        match run(store, client, gate, chat, None, None).await {
             Ok(x) => tracing::info!(
                 chat,
                 added = x.added.len(),
@@ -459,6 +473,7 @@ pub(crate) async fn wait_background(inner: &crate::engine::Inner) {
 pub(crate) struct Extractor {
     pub(crate) store: Store,
     pub(crate) client: tavo_llm::Client,
+    pub(crate) gate: tavo_tools::Gate,
     pub(crate) in_flight: InFlight,
 }
 
@@ -467,14 +482,15 @@ impl tavo_tools::MemoryExtractor for Extractor {
         &self,
         chat: i64,
     ) -> tavo_tools::operation::BoxFuture<Result<Value, tavo_tools::ToolError>> {
-        let (store, client, in_flight) = (
+        let (store, client, gate, in_flight) = (
             self.store.clone(),
             self.client.clone(),
+            self.gate.clone(),
             self.in_flight.clone(),
         );
         Box::pin(async move {
             let result = match in_flight.claim(chat) {
-                Some(_claim) => run(&store, &client, chat, None, None).await,
+                Some(_claim) => run(&store, &client, &gate, chat, None, None).await,
                 None => Err(MemoryError::Busy(chat)),
             };
             let extraction = result.map_err(tool_error)?;
