@@ -125,6 +125,10 @@ function ToolSettings() {
             // A secret is never shown; a new value replaces it (the CLI shows it where needed).
             control = html`<input id=${id} type="password" autocomplete="off" placeholder=${r.value || ''} minLength=${r.kind.minLength}
               onChange=${(/** @type {any} */ e) => { if (e.currentTarget.value) set(r.key, e.currentTarget.value); }} />`;
+          else if (r.kind.type === 'text')
+            // Free text (the memory extraction prompt, a connection name); saved when it loses focus.
+            control = html`<textarea id=${id} rows=${r.kind.maxLength > 200 ? 6 : 1} maxLength=${r.kind.maxLength} value=${r.value ?? ''}
+              onChange=${(/** @type {any} */ e) => { if (e.currentTarget.value.trim()) set(r.key, e.currentTarget.value); }}></textarea>`;
           else
             control = html`<select id=${id} value=${r.value} onChange=${(/** @type {any} */ e) => set(r.key, e.currentTarget.value)}>
               ${r.kind.values.map((/** @type {string} */ v) => html`<option key=${v} value=${v}>${v}</option>`)}</select>`;
