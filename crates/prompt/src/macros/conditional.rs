@@ -63,8 +63,8 @@ fn find_block_end(src: &str, from: usize) -> Option<BlockEnd> {
 
 impl Evaluator<'_, '_> {
     /// When the macro at `open..close+2` of `src` is an `if`, its output and the index after
-    /// the whole construct. `None` for every other macro (and for a block without
-    /// `{{/if}}`, which stays as written with a diagnostic).
+    /// the whole construct; `None` for every other macro. A block without `{{/if}}` stays as
+    /// written, with a diagnostic.
     pub(super) fn conditional(
         &mut self,
         src: &str,
@@ -92,7 +92,7 @@ impl Evaluator<'_, '_> {
                 message: "{{if}} has no {{/if}}: it was left as written (write {{if cond}}…{{/if}}, or {{if cond::text}} inline)".into(),
                 field: None,
             });
-            return None;
+            return Some((src[open..close + 2].to_owned(), close + 2));
         };
         let (then, otherwise) = match else_at {
             Some((e_open, e_close)) => ((close + 2, e_open), Some((e_close + 2, end_open))),
