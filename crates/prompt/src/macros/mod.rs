@@ -25,6 +25,7 @@ mod context;
 mod dice;
 mod eval;
 mod helpers;
+mod state;
 mod syntax;
 mod vars;
 
@@ -33,8 +34,8 @@ mod tests;
 
 pub use context::MacroContext;
 pub use dice::Dice;
-pub use eval::{MacroDiagnostic, MacroState, RenderOptions, Rendered};
 pub(crate) use helpers::Fnv;
 pub use helpers::{regex_escape, seeded_percent};
+pub use state::{MacroDiagnostic, MacroState, RenderOptions, Rendered};
 
 pub use vars::{VarOverlay, VarScope, Variables};
