@@ -15,21 +15,18 @@
 //!    blocks while they fit.
 //! 5. Injections are placed into the included history, then the converter runs.
 
-use std::collections::BTreeMap;
+use tavo_model::{Message, Preset, PresetEntry, PresetInjectionPosition, RegexPlacement, Role};
 
-use tavo_model::{
-    Character, LorebookPosition, Message, Preset, PresetEntry, PresetInjectionPosition,
-    RegexPlacement, Role,
-};
-
+use super::context::macro_context;
 use super::examples::example_blocks;
 use super::explain::{Diagnostic, Explain, PartTokens, TokenReport};
+use super::injections::{Injection, group_injections, place_injections};
 use super::input::{GenerationType, PromptInput, PromptOptions, PromptOutput};
+use super::lore::{LoreArgs, lorebook_parts};
 use super::message::{PromptMessage, convert};
 use super::tokens::REPLY_PRIMING;
 use crate::ejs::Templates;
 use crate::engine::PromptEngine;
-use crate::lorebook::{ActivatedEntry, ActivationInput, EntryScope, LorebookOptions, activate};
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, Rendered};
 use crate::regex::{JsRegex, RegexReport, RegexRules, RegexRun, RegexTarget, Stage};
 
@@ -45,27 +42,21 @@ enum Part {
     Examples,
 }
 
-struct Injection {
-    depth: usize,
-    role: Role,
-    text: String,
-}
-
 /// Model copies of the visible messages, computed lazily newest first.
-struct Copies<'a> {
-    visible: Vec<&'a Message>,
-    texts: Vec<Option<String>>,
+pub(super) struct Copies<'a> {
+    pub(super) visible: Vec<&'a Message>,
+    pub(super) texts: Vec<Option<String>>,
     /// For speaker names, computed only for the messages that are read (a 100,000-message
     /// chat must not cost 100,000 name strings per generation).
-    characters: &'a [tavo_model::Character],
-    user: String,
-    char: String,
+    pub(super) characters: &'a [tavo_model::Character],
+    pub(super) user: String,
+    pub(super) char: String,
 }
 
 impl Copies<'_> {
     /// The speaker's name of visible message `i`: the message's own name, else the persona
     /// (user), the character it belongs to (assistant) or `System`.
-    fn name(&self, i: usize) -> &str {
+    pub(super) fn name(&self, i: usize) -> &str {
         let message = self.visible[i];
         if let Some(name) = message.name.as_deref().filter(|n| !n.trim().is_empty()) {
             return name;
@@ -81,16 +72,16 @@ impl Copies<'_> {
     }
 }
 
-struct Builder<'e> {
-    engine: &'e PromptEngine,
+pub(super) struct Builder<'e> {
+    pub(super) engine: &'e PromptEngine,
 
-    ctx: MacroContext,
-    macros: MacroState,
-    rules: RegexRules,
-    js: Option<&'static JsRegex>,
-    report: RegexReport,
-    diagnostics: Vec<Diagnostic>,
-    group: bool,
+    pub(super) ctx: MacroContext,
+    pub(super) macros: MacroState,
+    pub(super) rules: RegexRules,
+    pub(super) js: Option<&'static JsRegex>,
+    pub(super) report: RegexReport,
+    pub(super) diagnostics: Vec<Diagnostic>,
+    pub(super) group: bool,
 }
 
 impl Builder<'_> {
@@ -114,7 +105,7 @@ impl Builder<'_> {
         rendered.text
     }
 
-    fn regex(&mut self, stage: Stage, targets: &mut [RegexTarget]) {
+    pub(super) fn regex(&mut self, stage: Stage, targets: &mut [RegexTarget]) {
         let Some(js) = self.js else { return };
         if self.rules.is_empty() {
             return;
@@ -135,7 +126,7 @@ impl Builder<'_> {
     }
 
     /// Ensures model copies exist for the newest `count` visible messages.
-    fn ensure_copies(&mut self, copies: &mut Copies<'_>, count: usize) {
+    pub(super) fn ensure_copies(&mut self, copies: &mut Copies<'_>, count: usize) {
         let len = copies.visible.len();
         let count = count.min(len);
         let mut missing: Vec<usize> = (len - count..len)
@@ -179,7 +170,7 @@ impl Builder<'_> {
     }
 }
 
-fn macro_diag(location: &str, d: &MacroDiagnostic) -> Diagnostic {
+pub(super) fn macro_diag(location: &str, d: &MacroDiagnostic) -> Diagnostic {
     Diagnostic {
         location: d.field.clone().unwrap_or_else(|| location.to_owned()),
         message: d.message.clone(),
@@ -196,103 +187,7 @@ fn default_preset() -> Preset {
     }
 }
 
-fn muted_ids(input: &PromptInput<'_>) -> Vec<i64> {
-    input
-        .chat
-        .and_then(|c| c.extra.get("mutedCharacterIds"))
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_i64()).collect())
-        .unwrap_or_default()
-}
-
-fn macro_context(
-    input: &PromptInput<'_>,
-    options: &PromptOptions,
-    speaker: Option<&Character>,
-    group: bool,
-) -> MacroContext {
-    let user = input.persona.map(|p| p.name.as_str()).unwrap_or("User");
-    let char_name = match speaker {
-        Some(c) if group => c.display_name().to_owned(),
-        Some(c) => c.name.clone(),
-        None => String::new(),
-    };
-    let mut ctx = MacroContext::new(user, &char_name, options.now);
-    if group {
-        let muted = muted_ids(input);
-        ctx.group_members = input
-            .characters
-            .iter()
-            .map(|c| c.display_name().to_owned())
-            .collect();
-        ctx.group_not_muted = input
-            .characters
-            .iter()
-            .filter(|c| !c.id.is_some_and(|id| muted.contains(&id.0)))
-            .map(|c| c.display_name().to_owned())
-            .collect();
-    }
-    if let Some(c) = speaker {
-        ctx.character_id = c.id.map(|id| id.0);
-        ctx.description = c.description.clone();
-        ctx.personality = c.personality.clone();
-        ctx.char_scenario = c.scenario.clone();
-        ctx.char_prompt = c.system_prompt.clone();
-        ctx.char_instruction = c.post_history_instructions.clone();
-        ctx.mes_examples_raw = c.mes_example.clone();
-        ctx.char_version = c.character_version.clone();
-        ctx.creator_notes = c.creator_notes.clone();
-        ctx.depth_prompt = c
-            .extensions
-            .get("depth_prompt")
-            .and_then(|d| d.get("prompt"))
-            .and_then(|p| p.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        ctx.greetings = std::iter::once(c.first_mes.clone())
-            .chain(c.alternate_greetings.iter().cloned())
-            .collect();
-    }
-    ctx.scenario_override = input
-        .chat
-        .and_then(|c| c.extra.get("scenario"))
-        .and_then(|v| v.as_str())
-        .map(str::to_owned);
-    ctx.persona = input
-        .persona
-        .map(|p| p.description.clone())
-        .unwrap_or_default();
-    ctx.model = options.model.clone();
-    let visible: Vec<&Message> = input.messages.iter().filter(|m| !m.hidden).collect();
-    ctx.last_message = visible
-        .last()
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    ctx.last_message_index = input.messages.len().checked_sub(1);
-    ctx.last_user_message = visible
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::User)
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    ctx.last_char_message = visible
-        .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant)
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    // idleDuration: time since the user message before the newest message.
-    ctx.idle_since = visible
-        .iter()
-        .rev()
-        .skip(1)
-        .find(|m| m.role == Role::User)
-        .and_then(|m| m.send_date.as_deref())
-        .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok());
-    ctx
-}
-
-fn wrap(template: &str, content: &str) -> String {
+pub(super) fn wrap(template: &str, content: &str) -> String {
     if template.contains("{0}") {
         template.replace("{0}", content)
     } else {
@@ -363,132 +258,28 @@ pub(crate) fn assemble(
     };
 
     // 2. Lorebooks.
-    let mut timed = input.timed.clone();
-    let mut activated: Vec<ActivatedEntry> = Vec::new();
-    let mut skipped = Vec::new();
-    if let Some(index) = index {
-        match index {
-            Ok(index) => {
-                let window = index.max_scan_depth.min(copies.visible.len());
-                b.ensure_copies(&mut copies, window);
-                let len = copies.visible.len();
-                let texts: Vec<String> = (0..window)
-                    .map(|k| {
-                        let i = len - 1 - k;
-                        format!(
-                            "{}: {}",
-                            copies.name(i),
-                            copies.texts[i].as_deref().unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                let activation_input = ActivationInput {
-                    books: input.lorebooks,
-                    index: &index,
-                    texts: &texts,
-                    clock: input.messages.len() as u64,
-                    ctx: &b.ctx,
-                    js: b.js,
-                    scope: EntryScope {
-                        character: speaker.map(|c| c.name.as_str()),
-                        trigger: match options.generation {
-                            GenerationType::Normal => "normal",
-                            GenerationType::Continue => "continue",
-                            GenerationType::Impersonate => "impersonate",
-                        },
-                    },
-                };
-                let lorebook_options = LorebookOptions {
-                    seed: options.seed,
-                    budget_tokens: Some(
-                        max_prompt * options.lorebook_budget_percent as usize / 100,
-                    ),
-                    recursive: options.recursive_lorebooks,
-                    ..LorebookOptions::default()
-                };
-                let count = |t: &str| counter.count(t);
-                let activation = activate(
-                    &activation_input,
-                    &mut timed,
-                    &mut b.macros,
-                    &count,
-                    lorebook_options,
-                );
-                for (location, d) in &activation.diagnostics {
-                    b.diagnostics.push(macro_diag(location, d));
-                }
-                for error in &activation.key_errors {
-                    b.diagnostics.push(Diagnostic {
-                        location: "lorebooks.keywords".into(),
-                        message: error.clone(),
-                        text: None,
-                        offset: None,
-                    });
-                }
-                activated = activation.activated;
-                skipped = activation.skipped;
-            }
-            Err(e) => b.diagnostics.push(Diagnostic {
-                location: "lorebooks".into(),
-                message: format!(
-                    "the keyword index could not be built ({e}); lorebooks were skipped"
-                ),
-                text: None,
-                offset: None,
-            }),
-        }
-    }
-    let mut lore_targets: Vec<RegexTarget> = activated
-        .iter()
-        .map(|a| RegexTarget {
-            text: a.content.clone(),
-            placement: RegexPlacement::Lorebook,
-            depth: (a.injection_position == LorebookPosition::AtDepth)
-                .then_some(i64::from(a.injection_depth)),
-            label: format!(
-                "lorebook:{}/{}",
-                a.lorebook_id.map(|id| id.to_string()).unwrap_or_default(),
-                a.identifier
-            ),
-        })
-        .collect();
-    b.regex(Stage::Send, &mut lore_targets);
-    let mut before = Vec::new();
-    let mut after = Vec::new();
-    let mut examples_top = Vec::new();
-    let mut examples_bottom = Vec::new();
+    let lore = lorebook_parts(
+        &mut b,
+        &mut copies,
+        LoreArgs {
+            input,
+            options,
+            speaker,
+            counter: &counter,
+            index,
+            max_prompt,
+            wrapper: &bp.lorebook,
+        },
+    );
+    let timed = lore.timed;
+    let activated = lore.activated;
+    let skipped = lore.skipped;
+    let before = lore.before;
+    let after = lore.after;
+    let examples_top = lore.examples_top;
+    let examples_bottom = lore.examples_bottom;
+    let lore_depth = lore.depth;
     let mut injections: Vec<Injection> = Vec::new();
-    let mut lore_depth: Vec<Injection> = Vec::new();
-    for (entry, target) in activated.iter().zip(&lore_targets) {
-        if target.text.trim().is_empty() {
-            continue;
-        }
-        if let Some(name) = &entry.outlet {
-            // SillyTavern: an outlet entry is not injected; `{{outlet::name}}` shows it, and
-            // one without a name is dropped.
-            if name.is_empty() {
-                continue;
-            }
-            let slot = b.ctx.outlets.entry(name.clone()).or_default();
-            if !slot.is_empty() {
-                slot.push('\n');
-            }
-            slot.push_str(&target.text);
-            continue;
-        }
-        let text = wrap(&bp.lorebook, &target.text);
-        match entry.injection_position {
-            LorebookPosition::LorebookBefore => before.push(text),
-            LorebookPosition::LorebookAfter => after.push(text),
-            LorebookPosition::TopOfExampleMessages => examples_top.push(text),
-            LorebookPosition::BottomOfExampleMessages => examples_bottom.push(text),
-            LorebookPosition::AtDepth => lore_depth.push(Injection {
-                depth: entry.injection_depth as usize,
-                role: entry.injection_role,
-                text,
-            }),
-        }
-    }
 
     // 3. Preset entries.
     let continued: Option<&Message> = match options.generation {
@@ -882,52 +673,5 @@ fn overridable(
         b.render_override(card_location, card_text, &rendered_original)
     } else {
         b.render(location, original)
-    }
-}
-
-/// One message per (depth, role): texts of the same depth and role joined by a newline, in
-/// the order assistant, user, system (system nearest the end, as in SillyTavern).
-fn group_injections(injections: Vec<Injection>) -> Vec<(usize, PromptMessage)> {
-    let mut by_depth: BTreeMap<usize, [Vec<String>; 3]> = BTreeMap::new();
-    for injection in injections {
-        let slot = match injection.role {
-            Role::Assistant => 0,
-            Role::User => 1,
-            Role::System => 2,
-        };
-        by_depth.entry(injection.depth).or_default()[slot].push(injection.text);
-    }
-    let mut out = Vec::new();
-    for (depth, roles) in by_depth.into_iter().rev() {
-        for (slot, texts) in roles.into_iter().enumerate() {
-            if texts.is_empty() {
-                continue;
-            }
-            let role = [Role::Assistant, Role::User, Role::System][slot];
-            out.push((depth, PromptMessage::new(role, texts.join("\n"))));
-        }
-    }
-    out
-}
-
-/// Puts injections into the history: depth `d` goes before the `d` newest messages
-/// (0 = after the last); depths beyond the included history go to its top.
-fn place_injections(
-    out: &mut Vec<PromptMessage>,
-    history: Vec<PromptMessage>,
-    injections: &[(usize, PromptMessage)],
-) {
-    let len = history.len();
-    let mut history = history.into_iter();
-    for position in 0..=len {
-        let depth_here = len - position;
-        for (depth, message) in injections {
-            if (*depth).min(len) == depth_here {
-                out.push(message.clone());
-            }
-        }
-        if let Some(message) = history.next() {
-            out.push(message);
-        }
     }
 }

@@ -2,9 +2,12 @@
 //! token budget.
 
 mod build;
+mod context;
 mod examples;
 mod explain;
+mod injections;
 mod input;
+mod lore;
 mod message;
 mod tokens;
 
