@@ -22,6 +22,7 @@ pub mod display;
 mod engine;
 mod error;
 mod event;
+pub mod hooks;
 mod hub;
 mod interaction;
 mod limits;

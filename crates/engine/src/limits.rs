@@ -19,6 +19,9 @@ pub struct Limits {
     /// Time one call may run (`tools.callTimeoutSeconds`); time spent waiting for the user is
     /// never counted.
     pub call_timeout: Duration,
+    /// Time one page tool may run: Tavo's JavaScript tool time-out (120 s), since a page tool
+    /// may fetch or wait on its own UI; time spent waiting for the user is never counted.
+    pub page_call_timeout: Duration,
     /// Bytes all results of the reply may take (256 KiB, seed 000).
     pub reply_budget: usize,
 }
@@ -36,6 +39,7 @@ impl Limits {
             recursion_limit: s.recursion_limit,
             max_calls: s.max_calls,
             call_timeout: Duration::from_secs(u64::from(s.call_timeout_seconds.max(1))),
+            page_call_timeout: tavo_tools::extension::PAGE_TOOL_TIMEOUT,
             reply_budget: tavo_tools::REPLY_LIMIT,
         }
     }

@@ -372,7 +372,8 @@ pub fn engine_with_extensions(
         servers: servers.clone(),
     };
     let engine =
-        crate::Engine::with_client(store, registry, services, client, Some(Arc::new(runner)));
+        crate::Engine::with_client(store, registry, services, client, Some(Arc::new(runner)))
+            .with_hooks(Arc::new(pages.clone()));
     (engine, servers, pages)
 }
 

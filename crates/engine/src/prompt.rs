@@ -344,6 +344,9 @@ pub struct PromptKnobs {
     /// Record the generation (lorebook timed effects, variables). A reply records every
     /// generation but a quiet one.
     pub record: bool,
+    /// The latest user message's text for this request only (a plugin's `generation:prepare`
+    /// rewrite); the stored message is untouched.
+    pub user_text: Option<String>,
 }
 
 impl PromptKnobs {
@@ -356,6 +359,7 @@ impl PromptKnobs {
             seed: None,
             speaker: None,
             record: true,
+            user_text: None,
         }
     }
 }
@@ -410,6 +414,15 @@ pub fn build(
     }
     let settings = PromptSettings::load(store)?;
     annotate_tool_history(&mut loaded);
+    if let Some(text) = &knobs.user_text
+        && let Some(m) = loaded
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.role == tavo_model::Role::User)
+    {
+        m.content.clone_from(text);
+    }
     let speaker = match knobs.speaker {
         Some(id) => loaded
             .characters
@@ -703,6 +716,7 @@ pub(crate) fn preview(
         seed: req.seed,
         speaker: req.speaker,
         record: req.record,
+        user_text: None,
     };
     let base = build(store, engine, req.chat, req.kind, &knobs)?;
     let settings = ToolSettings::load(store)?;

@@ -17,6 +17,7 @@ use tavo_tools::{GenerationKind, ToolSettings};
 use crate::control::{Cancelled, Control};
 use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
+use crate::hooks::{self, GenerationHooks};
 use crate::limits::Limits;
 use crate::offload::on_blocking_pool;
 use crate::persist::Write;
@@ -134,6 +135,10 @@ impl ReplyTask {
 
     pub(crate) async fn run(mut self) {
         let outcome = self.drive().await;
+        let failure = match &outcome {
+            Err(Stop::Failed(message)) => Some(message.clone()),
+            _ => None,
+        };
         // A reply that failed or was cancelled before its provider answered gives its place
         // back now, not after its final status is saved.
         self.start_permit = None;
@@ -147,6 +152,7 @@ impl ReplyTask {
             }
         };
         self.finish(status).await;
+        self.terminal_notice(status, failure);
         self.inner.forget(self.chat, &self.id);
         // The reply is saved and announced: a due memory extraction runs after it, never
         // before or during it.
@@ -174,7 +180,8 @@ impl ReplyTask {
             p = self.inner.starting.clone().acquire_owned() => p.ok(),
             () = self.control.cancelled() => return Err(Stop::Cancelled),
         };
-        let knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
+        let mut knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
+        knobs.user_text = self.prepare_hook().await?;
         let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
         let inner = self.inner.clone();
         let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
@@ -545,8 +552,97 @@ impl ReplyTask {
         }
     }
 
+    /// The hook source of this generation, when plugins may see it: a reply, regeneration or
+    /// continuation that stores a message (impersonation and quiet prompts are excluded).
+    fn hook_source(&self) -> Option<(Arc<dyn GenerationHooks>, &'static str)> {
+        let stores = matches!(
+            self.target,
+            Target::New | Target::Continue(_) | Target::Swipe(_)
+        );
+        let hooks = self.inner.hooks.clone()?;
+        let source = hooks::source(self.kind).filter(|_| stores)?;
+        hooks.listening(self.chat).then_some((hooks, source))
+    }
+
+    /// `generation:prepare`: the latest user text as the request will carry it, or `None` to
+    /// keep it. Runs before anything is built; the stored message is never changed.
+    async fn prepare_hook(&self) -> Result<Option<String>, Stop> {
+        let Some((hooks, source)) = self.hook_source() else {
+            return Ok(None);
+        };
+        let chat = self.chat;
+        let before = self
+            .blocking(move |store| {
+                let last = store
+                    .read(|tx| tx.messages_last(ChatId(chat), 64))
+                    .map_err(|e| e.to_string())?;
+                Ok(last
+                    .into_iter()
+                    .rev()
+                    .find(|m| m.role == tavo_model::Role::User)
+                    .map(|m| m.content))
+            })
+            .await
+            .map_err(Stop::Failed)?;
+        let Some(before) = before else {
+            return Ok(None);
+        };
+        let mut event = hooks::base_event(&self.id, chat, source);
+        event["text"] = Value::String(before.clone());
+        let answer = tokio::select! {
+            a = hooks::ask(&*hooks, chat, "generation:prepare", event) => a,
+            () = self.control.cancelled() => return Err(Stop::Cancelled),
+        };
+        Ok(hooks::rewritten(answer, &before, false))
+    }
+
+    /// `generation:success`: after the receive rules, before the final save; a non-empty
+    /// rewrite replaces the body that is stored and announced.
+    async fn success_hook(&mut self) {
+        let Some((hooks, source)) = self.hook_source() else {
+            return;
+        };
+        let mut event = hooks::base_event(&self.id, self.chat, source);
+        event["text"] = Value::String(self.text.clone());
+        let answer = hooks::ask(&*hooks, self.chat, "generation:success", event).await;
+        if let Some(text) = hooks::rewritten(answer, &self.text, true) {
+            self.text = text;
+        }
+    }
+
+    /// `generation:error` / `generation:cancelled`: notices nobody waits for. A success was
+    /// already its own terminal event.
+    fn terminal_notice(&self, status: ReplyStatus, failure: Option<String>) {
+        let Some((hooks, source)) = self.hook_source() else {
+            return;
+        };
+        let mut event = hooks::base_event(&self.id, self.chat, source);
+        let kind = match status {
+            ReplyStatus::Failed => {
+                // Sanitised: the engine's own one-line message, never provider bodies,
+                // requests, context or reasoning.
+                let message = failure.unwrap_or_else(|| "the generation failed".to_owned());
+                event["error"] =
+                    serde_json::json!({"code": "generation_failed", "message": message});
+                "generation:error"
+            }
+            ReplyStatus::Cancelled => {
+                event["partial"] = Value::Bool(self.message.is_some() && !self.text.is_empty());
+                "generation:cancelled"
+            }
+            _ => return,
+        };
+        let chat = self.chat;
+        tokio::spawn(async move {
+            let _ = hooks::ask(&*hooks, chat, kind, event).await;
+        });
+    }
+
     async fn finish(&mut self, status: ReplyStatus) {
         self.receive_rewrite().await;
+        if status == ReplyStatus::Finished {
+            self.success_hook().await;
+        }
         self.dirty = true;
         let empty = self.text.is_empty() && self.cards.is_empty() && self.reasoning.is_empty();
         match (&self.target, self.message_id()) {

@@ -98,7 +98,7 @@ impl CallRunner {
                 chat,
                 exposed,
                 limits.max_calls,
-                limits.call_timeout,
+                (limits.call_timeout, limits.page_call_timeout),
                 limits.reply_budget,
             ),
             reply_id: reply_id.to_owned(),

@@ -21,6 +21,7 @@ fn limits(recursion: u32, calls: u32, timeout_ms: u64) -> Limits {
         recursion_limit: recursion,
         max_calls: calls,
         call_timeout: Duration::from_millis(timeout_ms),
+        page_call_timeout: Duration::from_millis(timeout_ms),
         reply_budget: tavo_tools::REPLY_LIMIT,
     }
 }

@@ -16,6 +16,8 @@ use tavo_testkit::{MockProvider, Script, ScriptCall, Turn, Wire};
 #[derive(Clone, Copy)]
 enum Behaviour {
     Answer,
+    /// Answers tools, and rewrites the user text (prepare) and the reply (success).
+    Hooks,
     Throw,
     CloseMidCall,
 }
@@ -86,10 +88,35 @@ async fn fake_page(
                         }
                     }
                     "request" => {
-                        seen.push(data.clone());
                         let id = data["id"].as_str().expect("request id");
+                        if data["method"] == "hook" {
+                            let kind = data["params"]["type"].as_str().unwrap_or("").to_owned();
+                            let text = data["params"]["event"]["text"]
+                                .as_str()
+                                .unwrap_or("")
+                                .to_owned();
+                            let result = match (behaviour, kind.as_str()) {
+                                (Behaviour::Hooks, "generation:prepare") => {
+                                    json!({"text": format!("{text} (and make it a d20)")})
+                                }
+                                (Behaviour::Hooks, "generation:success") => {
+                                    json!({"text": format!("[checked] {text}")})
+                                }
+                                _ => json!({}),
+                            };
+                            seen.push(data.clone());
+                            let r = client()
+                                .post(format!("{base}/api/pages/{page}/answers/{id}"))
+                                .json(&json!({"ok": true, "result": result}))
+                                .send()
+                                .await
+                                .expect("answer");
+                            assert!(r.status() == 204 || r.status() == 410);
+                            continue;
+                        }
+                        seen.push(data.clone());
                         let answer = match behaviour {
-                            Behaviour::Answer => {
+                            Behaviour::Answer | Behaviour::Hooks => {
                                 json!({"ok": true, "result": {"rolled": 4, "sides": data["params"]["arguments"]["sides"]}})
                             }
                             Behaviour::Throw => {
@@ -238,8 +265,68 @@ async fn a_page_that_closes_mid_call_fails_the_call_at_once() {
         result.contains("closed") && result.contains("unavailable"),
         "{result}"
     );
-    assert_eq!(page.await.expect("page").len(), 1);
+    let seen = page.await.expect("page");
+    assert_eq!(
+        seen.iter().filter(|r| r["method"] == "tool.call").count(),
+        1
+    );
     // Its tool is gone: a page-less registry offers no roll_dice next time.
     let (_, ops) = json_of(client().get(s.url("/api/ops")).send().await.expect("ops")).await;
     assert!(!ops.to_string().contains("roll_dice"));
+}
+
+#[tokio::test]
+async fn generation_hooks_rewrite_the_request_and_the_stored_reply_only() {
+    let (s, mock, chat) = setup(vec![Turn::text("A plain answer.")]).await;
+    let page = fake_page(&s, chat, false, Behaviour::Hooks).await;
+    let evs = reply(&s, chat).await;
+    let finished = evs
+        .iter()
+        .find(|e| e.event == "finished")
+        .expect("finished")
+        .json();
+    assert_eq!(finished["text"], "[checked] A plain answer.");
+    let req = &mock.requests()[0];
+    let last_user = req.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .expect("user")
+        .clone();
+    assert!(
+        last_user["content"]
+            .to_string()
+            .contains("roll for me (and make it a d20)"),
+        "{last_user}"
+    );
+    let msgs = s
+        .store
+        .read(|tx| tx.messages_all(tavo_model::ChatId(chat)))
+        .expect("messages");
+    assert_eq!(
+        msgs.iter()
+            .find(|m| m.role == tavo_model::Role::User)
+            .expect("user")
+            .content,
+        "roll for me",
+        "the stored user message is untouched"
+    );
+    assert_eq!(
+        msgs.last().expect("reply").content,
+        "[checked] A plain answer."
+    );
+    drop(s);
+    let seen = page.await.expect("page");
+    let kinds: Vec<&str> = seen
+        .iter()
+        .filter_map(|r| r["params"]["type"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["generation:prepare", "generation:success"],
+        "exactly one terminal event"
+    );
+    assert_eq!(seen[0]["params"]["event"]["source"], "reply");
 }

@@ -134,6 +134,9 @@ pub struct CallScope {
     pub max_calls: u32,
     /// Time one call may run (`tools.callTimeoutSeconds`), waiting for the user excluded.
     pub call_timeout: Duration,
+    /// Time one page tool may run ([`crate::extension::PAGE_TOOL_TIMEOUT`] in replies, the
+    /// settings' time-out at a direct door).
+    pub page_call_timeout: Duration,
 }
 
 impl CallScope {
@@ -147,15 +150,18 @@ impl CallScope {
             calls_made: 0,
             max_calls: settings.max_calls.max(1),
             call_timeout: timeout_of(settings),
+            // A person calling directly chose the settings' time-out for every tool.
+            page_call_timeout: timeout_of(settings),
         }
     }
 
-    /// A scope for one reply of `chat`: only `exposed` callable.
+    /// A scope for one reply of `chat`: only `exposed` callable. `call_timeout` bounds each
+    /// call, `page_call_timeout` a page tool's.
     pub fn reply(
         chat: i64,
         exposed: ExposedSet,
         max_calls: u32,
-        call_timeout: Duration,
+        (call_timeout, page_call_timeout): (Duration, Duration),
         reply_budget: usize,
     ) -> Self {
         Self {
@@ -165,6 +171,7 @@ impl CallScope {
             calls_made: 0,
             max_calls,
             call_timeout,
+            page_call_timeout,
         }
     }
 }
@@ -379,9 +386,7 @@ impl Dispatcher {
                 })?;
                 let chat = scope.chat.ok_or_else(no_chat)?;
                 let limit = match ext.source {
-                    crate::extension::ExtensionSource::Page { .. } => {
-                        crate::extension::PAGE_TOOL_TIMEOUT
-                    }
+                    crate::extension::ExtensionSource::Page { .. } => scope.page_call_timeout,
                     crate::extension::ExtensionSource::Mcp { .. } => limit,
                 };
                 let value = timed(limit, &tool, runner.run(&ext, chat, arguments)).await??;

@@ -207,7 +207,13 @@ async fn a_reply_scope_only_calls_what_the_model_was_shown() {
     let d = dispatcher(&l.store, Services::default());
     let mut exposed = ExposedSet::default();
     exposed.expose(["tavo_memory_get".to_owned()]);
-    let mut scope = CallScope::reply(chat, exposed, 2, Duration::from_secs(5), 1 << 18);
+    let mut scope = CallScope::reply(
+        chat,
+        exposed,
+        2,
+        (Duration::from_secs(5), Duration::from_secs(5)),
+        1 << 18,
+    );
     let door = allow();
     let env = call(&d, &mut scope, "memory.get", json!({}), &door).await;
     assert_eq!(
