@@ -131,3 +131,27 @@ fn posix_locales_become_tags() {
     assert_eq!(locale_from_env(env("C")), "en");
     assert_eq!(locale_from_env(|_| None), "en");
 }
+
+#[test]
+fn a_backup_round_trips_plugins_with_their_settings_and_state() {
+    use crate::backup::{BackupOptions, RestoreOptions, create_backup, restore_backup};
+    let (dir, store) = store();
+    install(&store, &package("1.0.0", schema()), "p.tpg", false, "en").unwrap();
+    set_config(&store, "org.test.hello", "n", json!(8), "en").unwrap();
+    set_enabled(&store, "org.test.hello", false, "en").unwrap();
+    let file = dir.path().join("lib.tavobackup");
+    create_backup(&store, &file, &BackupOptions::default()).unwrap();
+    let (_d2, target) = self::store();
+    restore_backup(&target, &file, &RestoreOptions::default()).unwrap();
+    let p = get(&target, "org.test.hello", "en").unwrap();
+    assert_eq!(
+        (p.summary.version.as_str(), p.summary.enabled),
+        ("1.0.0", false)
+    );
+    assert_eq!(p.config.overrides.get("n"), Some(&json!(8)));
+    assert_eq!(file_of(&target), file_of(&store));
+}
+
+fn file_of(store: &Store) -> Vec<u8> {
+    file(store, "org.test.hello", "entry.js").unwrap()
+}
