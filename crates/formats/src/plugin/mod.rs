@@ -10,6 +10,7 @@
 //! warnings and the UI falls back, as Tavo does.
 
 mod archive;
+mod contributes;
 mod error;
 pub mod i18n;
 pub mod manifest;
@@ -19,9 +20,10 @@ pub mod settings;
 use std::collections::BTreeMap;
 
 pub use archive::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_PACKAGE_BYTES, MAX_TOTAL_BYTES};
+pub use contributes::{Contributes, Fragment, Mount, PluginAction};
 pub use error::PluginError;
 pub use i18n::{Catalogs, LocalText};
-pub use manifest::{Contributes, Fragment, Manifest, Mount, PluginAction, SUPPORTED_SPEC};
+pub use manifest::{Manifest, SUPPORTED_SPEC};
 pub use paths::check_path;
 pub use settings::{SettingsElement, SettingsSchema};
 
