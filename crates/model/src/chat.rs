@@ -2,7 +2,7 @@
 
 use crate::character::CharacterSummary;
 use crate::common::{Extra, Summary, is_zero};
-use crate::ids::{ChatId, LorebookId, PersonaId, PresetId, RegexId, Revision};
+use crate::ids::{CharacterId, ChatId, LorebookId, PersonaId, PresetId, RegexId, Revision};
 use crate::validation::ValidationErrors;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,9 @@ pub struct Chat {
     /// `rendering.javascript` setting); off, it shows Markdown only. A chat stored before the
     /// flag existed reads as on. The stored messages never change either way.
     pub advanced_rendering: bool,
+    /// Who answers a user's message in a group chat (Tavo's 回复模式); a 1:1 chat ignores it.
+    /// A chat stored before the field existed reads as `natural`.
+    pub reply_mode: ReplyMode,
     /// Creation time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_date: Option<DateTime<Utc>>,
@@ -60,11 +63,59 @@ impl Default for Chat {
             regexes: Vec::new(),
             background: None,
             advanced_rendering: true,
+            reply_mode: ReplyMode::default(),
             creation_date: None,
             extra: Extra::default(),
         }
     }
 }
+
+/// A group chat's reply mode (Tavo §12 回复模式).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum ReplyMode {
+    /// 自然聊天: the members the user's message mentions answer, in mention order; when it
+    /// mentions nobody, one member picked at random.
+    #[default]
+    Natural,
+    /// 全员回复: every unmuted member answers, in member order.
+    All,
+    /// 指定发言: only the members addressed as `@name` answer; nobody otherwise.
+    Designated,
+    /// 情境发言: a speaker-selection request asks the model who answers.
+    Contextual,
+}
+
+impl ReplyMode {
+    /// The four modes in the order Tavo lists them.
+    pub const ALL: [ReplyMode; 4] = [
+        ReplyMode::Natural,
+        ReplyMode::All,
+        ReplyMode::Designated,
+        ReplyMode::Contextual,
+    ];
+
+    /// The serialized name (`natural`, `all`, `designated`, `contextual`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplyMode::Natural => "natural",
+            ReplyMode::All => "all",
+            ReplyMode::Designated => "designated",
+            ReplyMode::Contextual => "contextual",
+        }
+    }
+
+    /// Parses a serialized name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// Where a chat keeps its muted group members (the ids, in `extra`; the prompt's
+/// `{{groupNotMuted}}` reads the same key).
+pub const MUTED_KEY: &str = "mutedCharacterIds";
 
 /// Chat-level background override (seed: `background: { image | useAvatar | color, opacity }`).
 ///
@@ -163,6 +214,40 @@ impl ChatBackground {
 }
 
 impl Chat {
+    /// Whether this is a group chat (more than one character).
+    pub fn is_group(&self) -> bool {
+        self.characters.len() > 1
+    }
+
+    /// The muted members' ids ([`MUTED_KEY`]).
+    pub fn muted(&self) -> Vec<CharacterId> {
+        self.extra
+            .get(MUTED_KEY)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(serde_json::Value::as_i64)
+                    .map(CharacterId)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether `id` is muted.
+    pub fn is_muted(&self, id: CharacterId) -> bool {
+        self.muted().contains(&id)
+    }
+
+    /// Replaces the muted list (an empty list removes the key).
+    pub fn set_muted(&mut self, ids: &[CharacterId]) {
+        if ids.is_empty() {
+            self.extra.remove(MUTED_KEY);
+        } else {
+            let ids: Vec<i64> = ids.iter().map(|id| id.0).collect();
+            self.extra.insert(MUTED_KEY.into(), serde_json::json!(ids));
+        }
+    }
+
     /// Validates the background override, if any.
     pub fn validate(&self) -> Result<(), ValidationErrors> {
         match &self.background {
@@ -190,6 +275,25 @@ mod tests {
         let v = serde_json::to_value(&off).unwrap_or_default();
         assert_eq!(v["advancedRendering"], serde_json::json!(false));
         assert!(Chat::default().advanced_rendering);
+    }
+
+    #[test]
+    fn reply_mode_defaults_to_natural_and_mutes_live_in_extra() {
+        let old: Chat = serde_json::from_value(serde_json::json!({"name": "old"}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old.reply_mode, ReplyMode::Natural);
+        let mut c: Chat = serde_json::from_value(serde_json::json!({"replyMode": "designated"}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.reply_mode, ReplyMode::Designated);
+        c.set_muted(&[CharacterId(4)]);
+        assert!(c.is_muted(CharacterId(4)) && !c.is_muted(CharacterId(5)));
+        let v = serde_json::to_value(&c).unwrap_or_default();
+        assert_eq!(v["replyMode"], "designated");
+        assert_eq!(v[MUTED_KEY], serde_json::json!([4]));
+        c.set_muted(&[]);
+        assert!(!c.extra.contains_key(MUTED_KEY));
+        assert_eq!(ReplyMode::parse("all"), Some(ReplyMode::All));
+        assert_eq!(ReplyMode::parse("list"), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod validation;
 pub mod variables;
 
 pub use character::{Character, CharacterImportResult, CharacterSummary};
-pub use chat::{BackgroundSource, Chat, ChatBackground};
+pub use chat::{BackgroundSource, Chat, ChatBackground, ReplyMode};
 pub use common::{Extra, NameMatch, Role, Summary};
 pub use ids::{
     CharacterId, ChatId, LorebookId, MemoryId, MessageId, PersonaId, PresetId, RegexId, Revision,
