@@ -39,7 +39,7 @@ impl Limits {
             recursion_limit: s.recursion_limit,
             max_calls: s.max_calls,
             call_timeout: Duration::from_secs(u64::from(s.call_timeout_seconds.max(1))),
-            page_call_timeout: tavo_tools::extension::PAGE_TOOL_TIMEOUT,
+            page_call_timeout: Duration::from_secs(u64::from(s.page_call_timeout_seconds.max(1))),
             reply_budget: tavo_tools::REPLY_LIMIT,
         }
     }

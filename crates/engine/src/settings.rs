@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 17] = [
+pub const SETTINGS: [SettingSpec; 18] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -66,6 +66,11 @@ pub const SETTINGS: [SettingSpec; 17] = [
         key: "tools.callTimeoutSeconds",
         kind: Kind::Int { min: 1, max: 3600 },
         about: "seconds one tool call may run, waiting for the user excluded (default 60)",
+    },
+    SettingSpec {
+        key: "tools.pageCallTimeoutSeconds",
+        kind: Kind::Int { min: 1, max: 3600 },
+        about: "seconds a page's function tool (registerFunctionTool) may run in a reply (default 120)",
     },
     SettingSpec {
         key: "tools.reasoningMode",

@@ -18,6 +18,10 @@ enum Behaviour {
     Answer,
     /// Answers tools, and rewrites the user text (prepare) and the reply (success).
     Hooks,
+    /// Never answers a tool call (and stays attached).
+    Never,
+    /// Answers with a 10 MB string.
+    Huge,
     Throw,
     CloseMidCall,
 }
@@ -123,6 +127,10 @@ async fn fake_page(
                                 json!({"ok": false, "error": {"message": "dice fell off the table"}})
                             }
                             Behaviour::CloseMidCall => return seen,
+                            Behaviour::Never => continue,
+                            Behaviour::Huge => {
+                                json!({"ok": true, "result": "x".repeat(10 * 1024 * 1024)})
+                            }
                         };
                         let r = client()
                             .post(format!("{base}/api/pages/{page}/answers/{id}"))
@@ -329,4 +337,34 @@ async fn generation_hooks_rewrite_the_request_and_the_stored_reply_only() {
         "exactly one terminal event"
     );
     assert_eq!(seen[0]["params"]["event"]["source"], "reply");
+}
+
+#[tokio::test]
+async fn a_tool_that_never_answers_times_out_with_the_page_tool_time_out() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("It timed out.")]).await;
+    s.store
+        .setting_set("tools.pageCallTimeoutSeconds", &json!(1))
+        .expect("setting");
+    let _page = fake_page(&s, chat, false, Behaviour::Never).await;
+    reply(&s, chat).await;
+    let result = tool_result(&mock);
+    assert!(result.contains("timeout"), "{result}");
+}
+
+#[tokio::test]
+async fn a_10_mb_result_is_cut_to_the_result_budget() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("That was long.")]).await;
+    let _page = fake_page(&s, chat, false, Behaviour::Huge).await;
+    reply(&s, chat).await;
+    let result = tool_result(&mock);
+    assert!(
+        result.len() < 80 * 1024,
+        "{} bytes reached the model",
+        result.len()
+    );
+    assert!(
+        result.contains("xxxx"),
+        "{}",
+        &result[..result.len().min(300)]
+    );
 }

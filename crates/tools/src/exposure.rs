@@ -79,6 +79,9 @@ pub struct ToolSettings {
     pub max_calls: u32,
     /// `tools.callTimeoutSeconds`: per-call time-out, waiting for the user excluded (default 60).
     pub call_timeout_seconds: u32,
+    /// `tools.pageCallTimeoutSeconds`: time-out of a page's function tool in a reply (default
+    /// 120, Tavo's JavaScript tool time-out).
+    pub page_call_timeout_seconds: u32,
     /// `tools.reasoningMode`: interleaved reasoning mode (default disabled).
     pub reasoning_mode: ReasoningMode,
 }
@@ -91,6 +94,7 @@ impl Default for ToolSettings {
             recursion_limit: 5,
             max_calls: 50,
             call_timeout_seconds: 60,
+            page_call_timeout_seconds: 120,
             reasoning_mode: ReasoningMode::Disabled,
         }
     }
@@ -98,12 +102,13 @@ impl Default for ToolSettings {
 
 impl ToolSettings {
     /// Setting keys, in the order of the struct.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 7] = [
         "tools.enabled",
         "tools.dynamicLoading",
         "tools.recursionLimit",
         "tools.maxCalls",
         "tools.callTimeoutSeconds",
+        "tools.pageCallTimeoutSeconds",
         "tools.reasoningMode",
     ];
 
