@@ -14,11 +14,15 @@ Usage: python3 scripts/bench-backup.py [--tavo target/release/tavo] [--runs 3] [
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.request
 
 
 def run(tavo, data, *args):
@@ -34,17 +38,38 @@ def run(tavo, data, *args):
     return wall, cpu, p.stdout
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def read_pages(port, stop, out):
+    """GETs the latest 50 messages of chat 1 in a loop until `stop`, recording each latency."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/chats/1/messages?limit=50", timeout=10) as r:
+            r.read()
+        out.append(time.perf_counter() - t0)
+
+
 def make_library(tavo, root, messages):
     data = os.path.join(root, "full")
     chats = 10
     per_chat = messages // chats
+    # Varied text (30 words from a 5,000-word vocabulary), so the backup compresses like a real chat.
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocabulary = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(5000)]
     for c in range(chats):
         path = os.path.join(root, f"chat{c}.jsonl")
         with open(path, "w") as f:
             f.write(json.dumps({"user_name": "You", "character_name": "Seraphina",
                                 "create_date": "2024-6-14@08h18m03s", "chat_metadata": {}}))
             for i in range(per_chat):
-                text = f"Message {i} of chat {c}: " + "lorem ipsum dolor sit amet " * 8
+                text = f"Message {i} of chat {c}: " + " ".join(rng.choices(vocabulary, k=30))
                 line = {"name": "You", "is_user": True, "mes": text, "send_date": "June 14, 2024 8:43am"} \
                     if i % 2 == 0 else \
                     {"name": "Seraphina", "is_user": False, "mes": text, "swipe_id": 0,
@@ -76,10 +101,10 @@ def main():
               f"tavo.db {os.path.getsize(os.path.join(data, 'tavo.db')) / 1e6:.1f} MB")
         out = os.path.join(root, "lib.tavobackup")
         rows = {"backup": [], "backup while serving": [], "restore into empty": [], "restore over full": []}
-        server = None
+        server, port, reads = None, free_port(), []
         if a.serve:
             env = dict(os.environ, TAVO_DATA_DIR=data, RUST_LOG="warn")
-            server = subprocess.Popen([tavo, "serve", "--addr", "127.0.0.1:0"], env=env,
+            server = subprocess.Popen([tavo, "serve", "--addr", f"127.0.0.1:{port}"], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1.0)
         try:
@@ -87,7 +112,14 @@ def main():
                 if os.path.exists(out):
                     os.remove(out)
                 key = "backup while serving" if server else "backup"
+                if server:
+                    stop = threading.Event()
+                    reader = threading.Thread(target=read_pages, args=(port, stop, reads))
+                    reader.start()
                 wall, cpu, _ = run(tavo, data, "backup", "-o", out)
+                if server:
+                    stop.set()
+                    reader.join()
                 rows[key].append((wall, cpu))
                 size = os.path.getsize(out)
                 empty = os.path.join(root, f"empty{r}")
@@ -105,6 +137,10 @@ def main():
                 walls = ", ".join(f"{w:.2f}" for w, _ in values)
                 cpus = ", ".join(f"{c:.2f}" for _, c in values)
                 print(f"{name:<22} wall {walls} s; CPU {cpus} s")
+        if reads:
+            reads.sort()
+            print(f"server during the backups: {len(reads)} latest-page reads of chat 1, "
+                  f"p50 {reads[len(reads) // 2] * 1000:.1f} ms, max {reads[-1] * 1000:.1f} ms")
         print(f"load average {os.getloadavg()}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
