@@ -205,6 +205,17 @@ pub(crate) fn owner_alive(record: &ReplyRecord) -> bool {
     }
 }
 
+/// The replies of this library that are running or waiting right now, in any process (this
+/// one, another `tavo`, `tavo serve`): what a restore must not pull the rows from under.
+pub fn live_replies(store: &Store) -> Result<Vec<ReplyRecord>, StoreError> {
+    Ok(store
+        .setting_list(RECORD_PREFIX)?
+        .into_iter()
+        .filter_map(|(_, v)| serde_json::from_value::<ReplyRecord>(v).ok())
+        .filter(|r| r.status.is_live() && owner_alive(r))
+        .collect())
+}
+
 /// Marks every reply left `running` or `waiting` by a process that no longer exists as
 /// `cancelled`, in its record and on the message it was writing. Returns the cancelled records.
 /// Call once at start-up, before starting replies.

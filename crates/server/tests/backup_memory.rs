@@ -143,6 +143,30 @@ async fn a_backup_downloaded_from_one_server_restores_into_another() {
     )
     .await;
     assert_eq!(st, 422, "{e}");
+    // A reply running in another process on this library: refused.
+    let mut other = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep");
+    b.store
+        .setting_set(
+            "engine.reply.77",
+            &json!({"id": "rpl_other", "chatId": 77, "status": "running", "pid": other.id(),
+                    "startedAt": "x", "updatedAt": "x"}),
+        )
+        .expect("record");
+    let (ct, body) = multipart(&[("lib.tavobackup", &plain)], &[("yes", "true")]);
+    let (st, e) = send(
+        c.post(b.url("/api/restore"))
+            .header("content-type", ct)
+            .body(body),
+    )
+    .await;
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(st, 409, "{e}");
+    assert_eq!(e["error"]["code"], json!("busy"));
+    b.store.setting_delete("engine.reply.77").expect("record");
     // Wrong passphrase: refused.
     let (ct, body) = multipart(
         &[("lib.tavobackup", &sealed)],

@@ -129,6 +129,18 @@ fn pair(chats: usize, messages: usize, options: &BackupOptions) -> Pair {
 #[test]
 fn a_backup_restores_into_an_empty_library_without_its_keys() {
     let p = pair(3, 25, &BackupOptions::default());
+    // A reply that was running in this (live) process when a second backup is taken.
+    ok(p.source.setting_set(
+        "engine.reply.1",
+        &json!({"id": "rpl_1", "chatId": 1, "status": "running", "pid": std::process::id(),
+                "processStart": 12345, "startedAt": "x", "updatedAt": "x"}),
+    ));
+    ok(std::fs::remove_file(&p.backup));
+    ok(create_backup(
+        &p.source,
+        &p.backup,
+        &BackupOptions::default(),
+    ));
     let manifest = ok(inspect_backup(&p.backup));
     assert_eq!(manifest.format, "tavo-backup");
     assert!(!manifest.with_keys);
@@ -164,6 +176,14 @@ fn a_backup_restores_into_an_empty_library_without_its_keys() {
     assert_eq!(connections["connections"][0]["name"], json!("main"));
     assert!(connections["connections"][0].get("apiKey").is_none());
     assert_eq!(ok(target.setting_get("mcp.token")), None);
+    let record = ok(target.setting_get("engine.reply.1")).unwrap_or_default();
+    assert_eq!(record["status"], json!("running"));
+    assert_eq!(
+        record["pid"],
+        json!(0),
+        "no live process claims a restored chat"
+    );
+    assert!(record.get("processStart").is_none());
     // New rows keep counting from the restored ids.
     let next = ok(target.chat_create(&Chat {
         name: "after".into(),

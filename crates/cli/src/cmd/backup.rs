@@ -117,6 +117,14 @@ pub fn restore(args: RestoreArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let store = open_store(ctx)?;
+    if let Some(live) = tavo_engine::status::live_replies(&store)?.first() {
+        bail!(
+            "a reply is running in chat {} ({}, pid {}); wait for it or cancel it before restoring",
+            live.chat_id,
+            live.id,
+            live.pid
+        );
+    }
     let options = RestoreOptions {
         yes: args.yes,
         passphrase: args.passphrase_file.as_ref().map(passphrase).transpose()?,

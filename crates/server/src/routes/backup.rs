@@ -178,20 +178,28 @@ pub async fn restore(
             "send the backup as a file part of multipart/form-data",
         ));
     };
-    if state.replies.engine().any_live() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "busy",
-            "a reply is running; wait for it or cancel it before restoring",
-        ));
-    }
     let summary = state
         .blocking_api(move |store| {
+            // Replies of this server or of another `tavo` on the same library.
+            if let Some(live) = tavo_engine::status::live_replies(store)?.first() {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "busy",
+                    format!(
+                        "a reply is running in chat {} ({}); wait for it or cancel it before restoring",
+                        live.chat_id, live.id
+                    ),
+                ));
+            }
             let r = restore_backup(store, &file.path, &options).map_err(backup_error);
             drop(file);
             r
         })
         .await?;
+    // Replies the backup caught running are interrupted ones now: cancelled, never replayed.
+    if let Err(e) = state.replies.engine().recover() {
+        tracing::warn!(error = %e, "cannot mark the restored library's interrupted replies");
+    }
     state.hub.library("library", "restored", None);
     let value = serde_json::to_value(&summary).map_err(|e| ApiError::internal("the restore", e))?;
     Ok(Json(value))

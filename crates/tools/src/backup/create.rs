@@ -79,10 +79,29 @@ fn counts(db: &Store) -> serde_json::Map<String, serde_json::Value> {
     out
 }
 
-/// Takes the secrets out of the snapshot's settings.
+/// The settings prefix of the engine's reply records (`engine.reply.<chat>`: the chat's latest
+/// reply, and the claim of a live one by its process).
+const REPLY_RECORDS: &str = "engine.reply.";
+
+/// Takes the secrets out of the snapshot's settings, and the process out of the claims of
+/// replies that were live when it was taken: a restored library must not look busy because the
+/// process that made the backup still runs. Such a reply is then an interrupted one, which the
+/// engine marks cancelled at its next start, as after a crash.
 fn strip_snapshot(db: &Store) -> Result<Vec<Secret>, BackupError> {
     let mut taken = Vec::new();
     db.write(|tx| {
+        for (key, mut value) in tx.setting_list(REPLY_RECORDS)? {
+            let live = matches!(
+                value.get("status").and_then(|s| s.as_str()),
+                Some("running" | "waiting")
+            );
+            if let (true, Some(record)) = (live, value.as_object_mut()) {
+                record.insert("pid".into(), 0.into());
+                record.remove("processStart");
+                record.remove("bootId");
+                tx.setting_set(&key, &value)?;
+            }
+        }
         for (key, mut value) in tx.setting_list("")? {
             let found = secrets::strip(&key, &mut value);
             if !found.is_empty() {
