@@ -17,7 +17,8 @@
 //! - **The greeting.** Message 0 is the first character's greeting, macro-expanded; the other
 //!   greetings become its swipes as SillyTavern stores them (`swipes[0]` is the greeting shown,
 //!   `swipeId: 0`). In a group chat the first group-only greeting leads, then the other
-//!   group-only greetings, then `firstMes` and the alternate greetings.
+//!   group-only greetings, then `firstMes` and the alternate greetings — and every member
+//!   greets in turn, as SillyTavern starts a group chat ([`crate::group::greetings`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 use tavo_model::character::CharacterSummary;
 use tavo_model::{
     Character, CharacterId, Chat, ChatBackground, ChatId, Lorebook, Message, MessageId, Persona,
-    PersonaId, Preset, PresetId, RegexGroup, Role, Summary,
+    PersonaId, Preset, PresetId, RegexGroup, ReplyMode, Role, Summary,
 };
 use tavo_store::{AssetKind, Store, StoreError, Tx};
 
@@ -140,6 +141,9 @@ pub struct NewChat {
     /// Advanced rendering: the browser app shows messages as HTML + CSS (default true).
     #[serde(default)]
     pub advanced_rendering: Option<bool>,
+    /// Group reply mode: natural (default), all, designated or contextual.
+    #[serde(default)]
+    pub reply_mode: Option<ReplyMode>,
 }
 
 /// The fields an update may change; absent fields are kept.
@@ -171,6 +175,9 @@ pub struct ChatEdit {
     /// Markdown only (false).
     #[serde(default, rename = "advancedRendering")]
     pub advanced_rendering: Option<bool>,
+    /// Group reply mode: natural, all, designated or contextual.
+    #[serde(default, rename = "replyMode")]
+    pub reply_mode: Option<ReplyMode>,
 }
 
 /// What [`create_chat`] stored.
@@ -478,19 +485,21 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
         chat.regexes = merged(own.regexes, regexes);
         chat.characters = members;
         chat.advanced_rendering = new.advanced_rendering.unwrap_or(true);
+        chat.reply_mode = new.reply_mode.unwrap_or_default();
         chat.creation_date = Some(chrono::Utc::now());
         let persona = match &chat.persona {
             Some(p) => tx.get::<Persona>(p.id)?,
             None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
         };
         let id = tx.chat_create(&chat)?;
-        let greeting = if new.greeting.unwrap_or(true) {
-            greeting_message_with(&characters, persona.as_ref(), now, ejs_enabled(tx)?)
-                .map(|m| tx.message_append(id, &m))
-                .transpose()?
-        } else {
-            None
-        };
+        let mut greeting = None;
+        if new.greeting.unwrap_or(true) {
+            let ejs = ejs_enabled(tx)?;
+            for m in crate::group::greetings(&characters, persona.as_ref(), now, ejs) {
+                let written = tx.message_append(id, &m)?;
+                greeting.get_or_insert(written);
+            }
+        }
         let chat = tx
             .asset_json(AssetKind::Chat, id.0)?
             .ok_or_else(|| StoreError::NotFound {
@@ -513,6 +522,16 @@ pub fn update_chat(store: &Store, id: ChatId, edit: ChatEdit) -> Result<Value, T
         }
         if let Some(refs) = &edit.characters {
             chat.characters = resolve_characters(tx, refs, "chat.characters")?.0;
+            // A member who left is no longer muted.
+            let kept: Vec<CharacterId> = chat
+                .muted()
+                .into_iter()
+                .filter(|id| chat.characters.iter().any(|m| m.id == *id))
+                .collect();
+            chat.set_muted(&kept);
+        }
+        if let Some(mode) = edit.reply_mode {
+            chat.reply_mode = mode;
         }
         match edit.persona {
             None => {}
@@ -580,9 +599,10 @@ pub fn clone_chat(store: &Store, id: ChatId, name: Option<String>) -> Result<Cha
     })
 }
 
-/// Restarts a chat (Tavo's "重启聊天"): every message is deleted and the first character's
-/// greeting starts it again, in one transaction; the characters, bindings, variables and files
-/// stay. Returns the greeting's id (none when the card has no greeting).
+/// Restarts a chat (Tavo's "重启聊天"): every message is deleted and the greeting starts it
+/// again (in a group chat every member's, see [`crate::group::greetings`]), in one
+/// transaction; the characters, bindings, variables and files stay. Returns the first
+/// greeting's id (none when no card has a greeting).
 pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolError> {
     let now = tavo_prompt::local_now();
     let r = store.write_with(|tx| -> Result<Option<MessageId>, Fail> {
@@ -605,11 +625,13 @@ pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolEr
             Some(p) => tx.get::<Persona>(p.id)?,
             None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
         };
-        Ok(
-            greeting_message_with(&characters, persona.as_ref(), now, ejs_enabled(tx)?)
-                .map(|m| tx.message_append(id, &m))
-                .transpose()?,
-        )
+        let mut first = None;
+        let ejs = ejs_enabled(tx)?;
+        for m in crate::group::greetings(&characters, persona.as_ref(), now, ejs) {
+            let written = tx.message_append(id, &m)?;
+            first.get_or_insert(written);
+        }
+        Ok(first)
     });
     finish("restarting the chat", r)
 }

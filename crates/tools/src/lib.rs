@@ -21,6 +21,7 @@
 //!   required fields, defaults) for every door.
 //! - [`chats`]: creating a chat (bindings checked in one transaction, the greeting with its
 //!   swipes, the card's own lorebook and regex group bound) and rebinding one.
+//! - [`group`]: group chats' muted members and the greetings every member starts one with.
 //! - [`ops`]: the built-in operations, one module per namespace.
 //! - [`mcp`]: Tavo's MCP tool set and resources (names, search arguments, write safety), thin
 //!   doors onto the same operations; the protocol itself is the server's.
@@ -39,6 +40,7 @@ pub mod error;
 pub mod exposure;
 pub mod extension;
 pub mod gate;
+pub mod group;
 pub mod library;
 pub mod mcp;
 pub mod messages;

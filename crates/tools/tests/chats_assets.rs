@@ -466,8 +466,8 @@ async fn deleting_a_character_removes_it_from_chats_and_refuses_its_messages() {
     assert_eq!(e["code"], "resource_not_found", "{e}");
     assert_eq!(
         lib.store.message_count(ChatId(group)).unwrap_or(0),
-        1,
-        "only the greeting"
+        2,
+        "only the greetings (each member greets a new group chat; the deleted member's stays)"
     );
 }
 
