@@ -312,8 +312,20 @@ impl Engine {
     }
 
     /// Starts a reply and returns its handle at once; the reply runs on the tokio runtime.
-    /// Errors here mean nothing was started and nothing was written.
+    /// Errors here mean nothing was started and nothing was written. In a group chat the
+    /// chat's reply mode decides who answers (see [`crate::group`]).
     pub fn start(&self, req: ReplyRequest) -> Result<ReplyHandle, EngineError> {
+        self.start_with_speaker(req, None)
+    }
+
+    /// [`Engine::start`] with `speaker`, when given, as the one member who answers (Tavo's
+    /// quick group speech), muted or not, instead of the chat's reply mode. Normal and
+    /// regenerate replies only; the speaker must be a member of the chat.
+    pub fn start_with_speaker(
+        &self,
+        req: ReplyRequest,
+        speaker: Option<i64>,
+    ) -> Result<ReplyHandle, EngineError> {
         let inner = &self.inner;
         let store = &inner.store;
         let chat = store
@@ -324,6 +336,24 @@ impl Engine {
         {
             return Err(EngineError::Busy(req.chat, h.id.to_string()));
         }
+        let chosen = match speaker {
+            None => None,
+            Some(_)
+                if !matches!(
+                    req.kind,
+                    GenerationKind::Normal | GenerationKind::Regenerate
+                ) =>
+            {
+                return Err(EngineError::SpeakerKind);
+            }
+            Some(id) => {
+                let id = tavo_model::CharacterId(id);
+                if !chat.characters.iter().any(|m| m.id == id) {
+                    return Err(tavo_tools::group::not_a_member(&chat, id).into());
+                }
+                Some(id)
+            }
+        };
         let book = ConnectionBook::from_setting(store.setting_get(SETTINGS_KEY)?)?;
         let connection = book.pick(req.connection.as_deref())?.clone();
         let parameters = book.effective_parameters(&connection);
@@ -357,7 +387,7 @@ impl Engine {
             reply: live.id,
             pid: live.pid,
         })?;
-        let (target, user_message) = match self.prepare_target(&req, &chat) {
+        let (target, user_message, kept) = match self.prepare_target(&req, &chat) {
             Ok(prepared) => prepared,
             Err(e) => {
                 if let Err(release) = release(store, &claimed) {
@@ -386,6 +416,7 @@ impl Engine {
             parameters,
             settings,
             limits,
+            crate::group::Speakers { chosen, kept },
         );
         tokio::spawn(task.run());
         Ok(handle)
@@ -393,12 +424,14 @@ impl Engine {
 
     /// Writes what must exist before the prompt is built (the user's message; a regenerate
     /// removes the answer it replaces) and decides which message the reply writes. Returns the
-    /// id of the user's message when it stored one.
+    /// id of the user's message when it stored one, and the speaker of the answer a
+    /// regeneration replaced.
+    #[allow(clippy::type_complexity)]
     fn prepare_target(
         &self,
         req: &ReplyRequest,
         _chat: &tavo_model::Chat,
-    ) -> Result<(Target, Option<MessageId>), EngineError> {
+    ) -> Result<(Target, Option<MessageId>, Option<tavo_model::CharacterId>), EngineError> {
         let store = &self.inner.store;
         let chat = ChatId(req.chat);
         let last = store.messages_last(chat, 1)?.pop();
@@ -424,22 +457,23 @@ impl Engine {
                     None if !has_history => return Err(EngineError::NoMessage),
                     None => None,
                 };
-                Ok((Target::New, user_message))
+                Ok((Target::New, user_message, None))
             }
             GenerationKind::Regenerate => {
+                let kept = last_assistant.as_ref().and_then(|m| m.character_id);
                 if let Some(m) = last_assistant.and_then(|m| m.id) {
                     store.message_delete(m)?;
                 }
-                Ok((Target::New, None))
+                Ok((Target::New, None, kept))
             }
             GenerationKind::Swipe => last_assistant
-                .map(|m| (Target::Swipe(m), None))
+                .map(|m| (Target::Swipe(m), None, None))
                 .ok_or(EngineError::NothingToContinue("swipe")),
             GenerationKind::Continue => last_assistant
-                .map(|m| (Target::Continue(m), None))
+                .map(|m| (Target::Continue(m), None, None))
                 .ok_or(EngineError::NothingToContinue("continue")),
-            GenerationKind::Impersonate => Ok((Target::Draft, None)),
-            GenerationKind::Quiet => Ok((Target::Nothing, None)),
+            GenerationKind::Impersonate => Ok((Target::Draft, None, None)),
+            GenerationKind::Quiet => Ok((Target::Nothing, None, None)),
         }
     }
 }

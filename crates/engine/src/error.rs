@@ -34,6 +34,8 @@ pub enum EngineError {
     NothingToContinue(&'static str),
     #[error("a normal reply needs the user's message; pass the text to send")]
     NoMessage,
+    #[error("a speaker can be chosen for normal and regenerate replies only")]
+    SpeakerKind,
     #[error(transparent)]
     Connection(#[from] ConnectionError),
     #[error(transparent)]

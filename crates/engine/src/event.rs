@@ -36,6 +36,21 @@ pub enum EventKind {
         #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
         message_id: Option<i64>,
         kind: tavo_tools::GenerationKind,
+        /// The character who speaks in that message (the first speaker of a group reply).
+        #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
+        character_id: Option<i64>,
+    },
+    /// Group chats: a member's turn starts — `characterId` (`name`) answers in its own
+    /// message `messageId`; turn `turn` of `turns` (1-based). The text deltas that follow, up
+    /// to the next `speaker` event, are this member's.
+    Speaker {
+        #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
+        character_id: Option<i64>,
+        name: String,
+        #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
+        message_id: Option<i64>,
+        turn: u32,
+        turns: u32,
     },
     /// A model request of round `round` (0-based) was sent with `tools` tools offered.
     Round { round: u32, tools: Vec<String> },
@@ -62,8 +77,8 @@ pub enum EventKind {
     },
     /// Something worth knowing that is not a failure (a limit reached, a dropped block).
     Warning { message: String },
-    /// The reply ended. `text` is the whole visible answer (all rounds), `status` is
-    /// `finished`, `cancelled` or `failed`.
+    /// The reply ended. `text` is the whole visible answer (all rounds; in a group reply every
+    /// speaker's, a blank line between them), `status` is `finished`, `cancelled` or `failed`.
     Finished {
         status: ReplyStatus,
         text: String,
@@ -90,6 +105,7 @@ impl EventKind {
     pub fn name(&self) -> &'static str {
         match self {
             EventKind::Started { .. } => "started",
+            EventKind::Speaker { .. } => "speaker",
             EventKind::Round { .. } => "round",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ReasoningDelta { .. } => "reasoning_delta",
@@ -142,6 +158,14 @@ mod tests {
                 chat_id: 1,
                 message_id: None,
                 kind: tavo_tools::GenerationKind::Normal,
+                character_id: None,
+            },
+            EventKind::Speaker {
+                character_id: Some(2),
+                name: "Ann".into(),
+                message_id: Some(3),
+                turn: 1,
+                turns: 2,
             },
             EventKind::Round {
                 round: 0,

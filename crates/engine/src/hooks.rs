@@ -30,11 +30,29 @@ pub trait GenerationHooks: Send + Sync {
     fn run(&self, chat: i64, kind: &'static str, event: Value) -> BoxFuture<Option<Value>>;
 }
 
+/// Whose turn a generation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// A 1:1 chat.
+    Solo,
+    /// A group member answering the user's message.
+    Group,
+    /// A group member speaking when the newest message is a character's (the members go on
+    /// talking among themselves without a new user message).
+    GroupWithoutUser,
+}
+
 /// Tavo's `source` of a generation; `None` for the kinds hooks never see (impersonation,
-/// quiet prompts).
-pub fn source(kind: GenerationKind) -> Option<&'static str> {
+/// quiet prompts). In a group chat a normal reply is `groupReply`, or `othersContinuation`
+/// when it answers no new user message (Tavo's docs name the source without defining it; this
+/// is our reading).
+pub fn source(kind: GenerationKind, turn: Turn) -> Option<&'static str> {
     match kind {
-        GenerationKind::Normal => Some("reply"),
+        GenerationKind::Normal => Some(match turn {
+            Turn::Solo => "reply",
+            Turn::Group => "groupReply",
+            Turn::GroupWithoutUser => "othersContinuation",
+        }),
         GenerationKind::Regenerate | GenerationKind::Swipe => Some("regeneration"),
         GenerationKind::Continue => Some("continuation"),
         GenerationKind::Impersonate | GenerationKind::Quiet => None,
@@ -116,10 +134,23 @@ mod tests {
 
     #[test]
     fn hooks_see_replies_regenerations_and_continuations_only() {
-        assert_eq!(source(GenerationKind::Normal), Some("reply"));
-        assert_eq!(source(GenerationKind::Swipe), Some("regeneration"));
-        assert_eq!(source(GenerationKind::Continue), Some("continuation"));
-        assert_eq!(source(GenerationKind::Quiet), None);
-        assert_eq!(source(GenerationKind::Impersonate), None);
+        let solo = Turn::Solo;
+        assert_eq!(source(GenerationKind::Normal, solo), Some("reply"));
+        assert_eq!(source(GenerationKind::Swipe, solo), Some("regeneration"));
+        assert_eq!(source(GenerationKind::Continue, solo), Some("continuation"));
+        assert_eq!(source(GenerationKind::Quiet, solo), None);
+        assert_eq!(source(GenerationKind::Impersonate, solo), None);
+        assert_eq!(
+            source(GenerationKind::Normal, Turn::Group),
+            Some("groupReply")
+        );
+        assert_eq!(
+            source(GenerationKind::Normal, Turn::GroupWithoutUser),
+            Some("othersContinuation")
+        );
+        assert_eq!(
+            source(GenerationKind::Continue, Turn::Group),
+            Some("continuation")
+        );
     }
 }

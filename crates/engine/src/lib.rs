@@ -16,12 +16,14 @@
 //! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
+//! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 
 mod control;
 pub mod display;
 mod engine;
 mod error;
 mod event;
+pub mod group;
 pub mod hooks;
 mod hub;
 mod interaction;

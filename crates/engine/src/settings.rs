@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 18] = [
+pub const SETTINGS: [SettingSpec; 20] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -131,6 +131,16 @@ pub const SETTINGS: [SettingSpec; 18] = [
         key: crate::memory::PROMPT_SETTING,
         kind: Kind::Text { max_len: 20_000 },
         about: "long-term memory: the extraction prompt, with {{char}}, {{user}}, {{memories}} and {{messages}} (default: the built-in prompt `tavo memory prompt` prints)",
+    },
+    SettingSpec {
+        key: crate::group::CONNECTION_SETTING,
+        kind: Kind::Text { max_len: 200 },
+        about: "group chats, contextual-speaker mode: the connection the speaker-selection request uses (default: the reply's connection)",
+    },
+    SettingSpec {
+        key: crate::group::PROMPT_SETTING,
+        kind: Kind::Text { max_len: 20_000 },
+        about: "group chats, contextual-speaker mode: the speaker-selection prompt, with {{group}}, {{groupNotMuted}}, {{user}} and {{messages}} (default: the built-in prompt)",
     },
 ];
 
@@ -271,6 +281,9 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     }
     if spec.key == crate::memory::PROMPT_SETTING {
         return Ok(Value::from(crate::memory::DEFAULT_PROMPT));
+    }
+    if spec.key == crate::group::PROMPT_SETTING {
+        return Ok(Value::from(crate::group::DEFAULT_PROMPT));
     }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec

@@ -10,14 +10,16 @@ use tavo_llm::{
     ChatRequest, ChatResponse, Endpoint, Message, Parameters, Part, ReplyBuilder, Role,
     StreamEvent, Usage,
 };
-use tavo_model::{ChatId, MessageId};
+use tavo_model::{CharacterId, ChatId, MessageId};
 use tavo_store::Store;
 use tavo_tools::{GenerationKind, ToolSettings};
 
 use crate::control::{Cancelled, Control};
+
+mod hooks;
 use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
-use crate::hooks::{self, GenerationHooks};
+use crate::group::{self, Plan, PlanStop, Speakers};
 use crate::limits::Limits;
 use crate::offload::on_blocking_pool;
 use crate::persist::Write;
@@ -86,6 +88,14 @@ pub(crate) struct ReplyTask {
     /// The reply's place among the starting ones, until its first request is answered (or
     /// [`START_HOLD`] has passed waiting for it).
     start_permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// Who was asked for and whose message is continued, swiped or regenerated.
+    speakers: Speakers,
+    /// The turns of this reply (one per speaker in a group chat).
+    plan: Plan,
+    /// The turn running now (0-based).
+    turn: usize,
+    /// The visible text of the turns that ended, for the `finished` event.
+    said: Vec<(String, String)>,
 }
 
 impl ReplyTask {
@@ -102,6 +112,7 @@ impl ReplyTask {
         parameters: Parameters,
         settings: ToolSettings,
         limits: Limits,
+        speakers: Speakers,
     ) -> Self {
         Self {
             inner,
@@ -126,6 +137,10 @@ impl ReplyTask {
             new_paragraph: false,
             has_regex: false,
             start_permit: None,
+            speakers,
+            plan: Plan::default(),
+            turn: 0,
+            said: Vec::new(),
         }
     }
 
@@ -134,25 +149,32 @@ impl ReplyTask {
     }
 
     pub(crate) async fn run(mut self) {
-        let outcome = self.drive().await;
-        let failure = match &outcome {
-            Err(Stop::Failed(message)) => Some(message.clone()),
-            _ => None,
-        };
-        // A reply that failed or was cancelled before its provider answered gives its place
-        // back now, not after its final status is saved.
-        self.start_permit = None;
-        let status = match outcome {
-            Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
-            Ok(()) => ReplyStatus::Finished,
-            Err(Stop::Cancelled) => ReplyStatus::Cancelled,
-            Err(Stop::Failed(message)) => {
-                self.control.hub.publish(EventKind::Error { message });
-                ReplyStatus::Failed
+        let status = match self.plan_turns().await {
+            Err(stop) => self.stopped(Err(stop)),
+            Ok(()) => {
+                let mut status = ReplyStatus::Finished;
+                for turn in 0..self.plan.turns.len() {
+                    self.begin_turn(turn);
+                    let speaker = self.plan.turns[turn];
+                    let outcome = self.drive(speaker).await;
+                    let failure = match &outcome {
+                        Err(Stop::Failed(message)) => Some(message.clone()),
+                        _ => None,
+                    };
+                    // A turn that failed or was cancelled before its provider answered gives
+                    // its place back now, not after its final status is saved.
+                    self.start_permit = None;
+                    status = self.stopped(outcome);
+                    self.finish_turn(status).await;
+                    self.terminal_notice(status, failure);
+                    if status != ReplyStatus::Finished {
+                        break;
+                    }
+                }
+                status
             }
         };
         self.finish(status).await;
-        self.terminal_notice(status, failure);
         self.inner.forget(self.chat, &self.id);
         // The reply is saved and announced: a due memory extraction runs after it, never
         // before or during it.
@@ -174,13 +196,73 @@ impl ReplyTask {
         on_blocking_pool(&self.inner.store, f).await
     }
 
-    async fn drive(&mut self) -> Result<(), Stop> {
+    /// The status a turn's outcome means (a failure is announced here).
+    fn stopped(&self, outcome: Result<(), Stop>) -> ReplyStatus {
+        match outcome {
+            Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
+            Ok(()) => ReplyStatus::Finished,
+            Err(Stop::Cancelled) => ReplyStatus::Cancelled,
+            Err(Stop::Failed(message)) => {
+                self.control.hub.publish(EventKind::Error { message });
+                ReplyStatus::Failed
+            }
+        }
+    }
+
+    /// Decides the turns (see [`crate::group`]) and says the plan's warnings.
+    async fn plan_turns(&mut self) -> Result<(), Stop> {
+        let ask = group::Ask {
+            chat: self.chat,
+            kind: self.kind,
+            speaker: self.speakers.chosen,
+            keep: self.speakers.kept.or(match &self.target {
+                Target::Continue(m) | Target::Swipe(m) => m.character_id,
+                _ => None,
+            }),
+            endpoint: self.endpoint.clone(),
+            model: self.model.clone(),
+            parameters: self.parameters.clone(),
+        };
+        let plan =
+            group::plan(&self.inner, &self.control, ask)
+                .await
+                .map_err(|stop| match stop {
+                    PlanStop::Cancelled => Stop::Cancelled,
+                    PlanStop::Failed(message) => Stop::Failed(message),
+                })?;
+        for message in &plan.warnings {
+            self.control.hub.publish(EventKind::Warning {
+                message: message.clone(),
+            });
+        }
+        self.plan = plan;
+        Ok(())
+    }
+
+    /// Clears what one turn wrote before the next speaker's turn.
+    fn begin_turn(&mut self, turn: usize) {
+        self.turn = turn;
+        if turn > 0 {
+            self.target = Target::New;
+            self.message = None;
+            self.base_text.clear();
+            self.text.clear();
+            self.reasoning.clear();
+            self.cards.clear();
+            self.dirty = false;
+            self.new_paragraph = false;
+            self.has_regex = false;
+        }
+    }
+
+    async fn drive(&mut self, speaker: Option<CharacterId>) -> Result<(), Stop> {
         // A closed semaphore only means no gate: the engine never closes it.
         self.start_permit = tokio::select! {
             p = self.inner.starting.clone().acquire_owned() => p.ok(),
             () = self.control.cancelled() => return Err(Stop::Cancelled),
         };
         let mut knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
+        knobs.speaker = speaker;
         knobs.user_text = self.prepare_hook().await?;
         let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
         let inner = self.inner.clone();
@@ -204,11 +286,23 @@ impl ReplyTask {
         self.has_regex = base.has_regex;
         self.control
             .set_status(ReplyStatus::Running, self.message_id());
-        self.control.hub.publish(EventKind::Started {
-            chat_id: self.chat,
-            message_id: self.message_id(),
-            kind: self.kind,
-        });
+        if self.turn == 0 {
+            self.control.hub.publish(EventKind::Started {
+                chat_id: self.chat,
+                message_id: self.message_id(),
+                kind: self.kind,
+                character_id: base.speaker_id.map(|c| c.0),
+            });
+        }
+        if self.plan.group {
+            self.control.hub.publish(EventKind::Speaker {
+                character_id: base.speaker_id.map(|c| c.0),
+                name: base.speaker_name.clone().unwrap_or_default(),
+                message_id: self.message_id(),
+                turn: self.turn as u32 + 1,
+                turns: self.plan.turns.len() as u32,
+            });
+        }
 
         if let Some(cut) = base.history_cut() {
             self.control
@@ -552,93 +646,9 @@ impl ReplyTask {
         }
     }
 
-    /// The hook source of this generation, when plugins may see it: a reply, regeneration or
-    /// continuation that stores a message (impersonation and quiet prompts are excluded).
-    fn hook_source(&self) -> Option<(Arc<dyn GenerationHooks>, &'static str)> {
-        let stores = matches!(
-            self.target,
-            Target::New | Target::Continue(_) | Target::Swipe(_)
-        );
-        let hooks = self.inner.hooks.clone()?;
-        let source = hooks::source(self.kind).filter(|_| stores)?;
-        hooks.listening(self.chat).then_some((hooks, source))
-    }
-
-    /// `generation:prepare`: the latest user text as the request will carry it, or `None` to
-    /// keep it. Runs before anything is built; the stored message is never changed.
-    async fn prepare_hook(&self) -> Result<Option<String>, Stop> {
-        let Some((hooks, source)) = self.hook_source() else {
-            return Ok(None);
-        };
-        let chat = self.chat;
-        let before = self
-            .blocking(move |store| {
-                let last = store
-                    .read(|tx| tx.messages_last(ChatId(chat), 64))
-                    .map_err(|e| e.to_string())?;
-                Ok(last
-                    .into_iter()
-                    .rev()
-                    .find(|m| m.role == tavo_model::Role::User)
-                    .map(|m| m.content))
-            })
-            .await
-            .map_err(Stop::Failed)?;
-        let Some(before) = before else {
-            return Ok(None);
-        };
-        let mut event = hooks::base_event(&self.id, chat, source);
-        event["text"] = Value::String(before.clone());
-        let answer = tokio::select! {
-            a = hooks::ask(&*hooks, chat, "generation:prepare", event) => a,
-            () = self.control.cancelled() => return Err(Stop::Cancelled),
-        };
-        Ok(hooks::rewritten(answer, &before, false))
-    }
-
-    /// `generation:success`: after the receive rules, before the final save; a non-empty
-    /// rewrite replaces the body that is stored and announced.
-    async fn success_hook(&mut self) {
-        let Some((hooks, source)) = self.hook_source() else {
-            return;
-        };
-        let mut event = hooks::base_event(&self.id, self.chat, source);
-        event["text"] = Value::String(self.text.clone());
-        let answer = hooks::ask(&*hooks, self.chat, "generation:success", event).await;
-        if let Some(text) = hooks::rewritten(answer, &self.text, true) {
-            self.text = text;
-        }
-    }
-
-    /// `generation:error` / `generation:cancelled`: notices nobody waits for. A success was
-    /// already its own terminal event.
-    fn terminal_notice(&self, status: ReplyStatus, failure: Option<String>) {
-        let Some((hooks, source)) = self.hook_source() else {
-            return;
-        };
-        let mut event = hooks::base_event(&self.id, self.chat, source);
-        let kind = match status {
-            ReplyStatus::Failed => {
-                // Sanitised: the engine's own one-line message, never provider bodies,
-                // requests, context or reasoning.
-                let message = failure.unwrap_or_else(|| "the generation failed".to_owned());
-                event["error"] =
-                    serde_json::json!({"code": "generation_failed", "message": message});
-                "generation:error"
-            }
-            ReplyStatus::Cancelled => {
-                event["partial"] = Value::Bool(self.message.is_some() && !self.text.is_empty());
-                "generation:cancelled"
-            }
-            _ => return,
-        };
-        let chat = self.chat;
-        tokio::spawn(async move {
-            let _ = hooks::ask(&*hooks, chat, kind, event).await;
-        });
-    }
-
-    async fn finish(&mut self, status: ReplyStatus) {
+    /// Ends one turn: the receive rules, the success hook, and the turn's message saved with
+    /// `status` (or removed when nothing was said).
+    async fn finish_turn(&mut self, status: ReplyStatus) {
         self.receive_rewrite().await;
         if status == ReplyStatus::Finished {
             self.success_hook().await;
@@ -679,16 +689,33 @@ impl ReplyTask {
                 tracing::warn!(error = %e, "cannot put the impersonation into the input draft");
             }
         }
+        self.said.push((self.text.clone(), self.reasoning.clone()));
+    }
+
+    /// Ends the reply: its final status saved, then the one `finished` event, whose text is
+    /// every turn's (a blank line between speakers).
+    async fn finish(&mut self, status: ReplyStatus) {
         self.control
             .set_status_durably(status, self.message_id())
             .await;
         let usage = serde_json::to_value(&self.usage)
             .ok()
             .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()));
+        let join = |pick: fn(&(String, String)) -> &String| {
+            self.said
+                .iter()
+                .map(pick)
+                .filter(|t| !t.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        let text = join(|s| &s.0);
+        let reasoning = join(|s| &s.1);
         self.control.hub.publish(EventKind::Finished {
             status,
-            text: self.text.clone(),
-            reasoning: (!self.reasoning.is_empty()).then(|| self.reasoning.clone()),
+            text,
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
             usage,
         });
     }

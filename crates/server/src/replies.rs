@@ -59,7 +59,16 @@ impl Replies {
 
     /// Starts a reply and its status watcher. Must be called inside the tokio runtime.
     pub fn start(&self, request: ReplyRequest) -> Result<ReplyHandle, EngineError> {
-        let handle = self.engine.start(request)?;
+        self.start_with_speaker(request, None)
+    }
+
+    /// [`Replies::start`] with a chosen group member as the one who answers.
+    pub fn start_with_speaker(
+        &self,
+        request: ReplyRequest,
+        speaker: Option<i64>,
+    ) -> Result<ReplyHandle, EngineError> {
+        let handle = self.engine.start_with_speaker(request, speaker)?;
         let watcher = Watcher {
             handle: handle.clone(),
             hub: self.hub.clone(),
@@ -146,6 +155,16 @@ impl Watcher {
                 EventKind::Started { message_id, .. } => Some(
                     json!({ "replyId": reply, "chatId": chat, "status": "running", "messageId": message_id }),
                 ),
+                // A group reply's later speakers write new messages.
+                EventKind::Speaker {
+                    message_id,
+                    character_id,
+                    turn,
+                    ..
+                } if *turn > 1 => Some(json!({
+                    "replyId": reply, "chatId": chat, "status": "running",
+                    "messageId": message_id, "characterId": character_id,
+                })),
                 EventKind::Waiting {
                     pending_id,
                     interaction,

@@ -1,12 +1,12 @@
-//! `tavo chat create|update|clone`: chats and their bindings (characters, persona, preset,
-//! lorebooks, regex groups). The work is [`tavo_tools::chats`], the functions HTTP and the
+//! `tavo chat create|update|clone|mute|unmute`: chats and their bindings (characters, persona,
+//! preset, lorebooks, regex groups), a group chat's reply mode and muted members. The work is [`tavo_tools::chats`], the functions HTTP and the
 //! model's tools call too; this module only maps flags onto their arguments.
 
 use std::process::ExitCode;
 
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
-use tavo_model::ChatId;
+use tavo_model::{CharacterId, ChatId, ReplyMode};
 use tavo_tools::ToolError;
 use tavo_tools::chats::{AssetRef, ChatEdit, NewChat, clone_chat, create_chat, update_chat};
 
@@ -38,6 +38,9 @@ enum ChatCommand {
         /// Do not bind the characters' own lorebooks and regex groups.
         #[arg(long)]
         no_card_bindings: bool,
+        /// Group chats: who answers a user's message (default natural).
+        #[arg(long, value_enum, value_name = "MODE")]
+        reply_mode: Option<ModeArg>,
     },
     /// Change a chat's bindings; only the flags given are changed (a list flag replaces the list).
     Update {
@@ -60,6 +63,25 @@ enum ChatCommand {
         /// Advanced rendering in the browser app: messages as HTML + CSS (on) or Markdown only (off).
         #[arg(long, value_name = "on|off", value_parser = on_off)]
         advanced_rendering: Option<bool>,
+        /// Group chats: who answers a user's message.
+        #[arg(long, value_enum, value_name = "MODE")]
+        reply_mode: Option<ModeArg>,
+    },
+    /// Mute a group member: it no longer answers unless chosen with `tavo reply --speaker`.
+    Mute {
+        /// The chat's id.
+        id: i64,
+        /// The member's character id.
+        #[arg(long = "character", value_name = "CID")]
+        character: i64,
+    },
+    /// Unmute a group member.
+    Unmute {
+        /// The chat's id.
+        id: i64,
+        /// The member's character id.
+        #[arg(long = "character", value_name = "CID")]
+        character: i64,
     },
     /// Copy a chat with its messages, variables, memory and files; prints the new id.
     Clone {
@@ -93,6 +115,30 @@ struct Bindings {
     name: Option<String>,
 }
 
+/// A group chat's reply mode (Tavo §12).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ModeArg {
+    /// Mentioned members answer, in mention order; else one random member.
+    Natural,
+    /// Every unmuted member answers, in member order.
+    All,
+    /// Only members addressed as @name answer.
+    Designated,
+    /// A speaker-selection request on the connection picks who answers.
+    Contextual,
+}
+
+impl From<ModeArg> for ReplyMode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Natural => ReplyMode::Natural,
+            ModeArg::All => ReplyMode::All,
+            ModeArg::Designated => ReplyMode::Designated,
+            ModeArg::Contextual => ReplyMode::Contextual,
+        }
+    }
+}
+
 /// `on`/`off` (also `true`/`false`) for a switch flag.
 fn on_off(s: &str) -> Result<bool, String> {
     match s {
@@ -111,6 +157,12 @@ fn refused(e: ToolError) -> anyhow::Error {
     anyhow!("{}: {}", e.code, e.message)
 }
 
+fn mute(store: &tavo_store::Store, id: i64, character: i64, muted: bool) -> anyhow::Result<ChatId> {
+    tavo_tools::group::set_muted(store, ChatId(id), CharacterId(character), muted)
+        .map_err(refused)?;
+    Ok(ChatId(id))
+}
+
 pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let Some(command) = args.command else {
         return crate::cmd::chat_tui::run(args.id, ctx);
@@ -121,6 +173,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             bindings: b,
             no_greeting,
             no_card_bindings,
+            reply_mode,
         } => {
             let new = NewChat {
                 name: b.name,
@@ -133,6 +186,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 card_bindings: Some(!no_card_bindings),
                 greeting: Some(!no_greeting),
                 advanced_rendering: None,
+                reply_mode: reply_mode.map(ReplyMode::from),
             };
             create_chat(&store, new).map_err(refused)?.id
         }
@@ -144,6 +198,7 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             no_lorebooks,
             no_regexes,
             advanced_rendering,
+            reply_mode,
         } => {
             let one = |flag: Option<i64>, clear: bool| {
                 if clear {
@@ -162,11 +217,14 @@ pub fn run(args: ChatArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 regexes: list(&b.regexes, no_regexes),
                 background: None,
                 advanced_rendering,
+                reply_mode: reply_mode.map(ReplyMode::from),
             };
             update_chat(&store, ChatId(id), edit).map_err(refused)?;
             ChatId(id)
         }
         ChatCommand::Clone { id, name } => clone_chat(&store, ChatId(id), name).map_err(refused)?,
+        ChatCommand::Mute { id, character } => mute(&store, id, character, true)?,
+        ChatCommand::Unmute { id, character } => mute(&store, id, character, false)?,
     };
     println!("{id}");
     Ok(ExitCode::SUCCESS)

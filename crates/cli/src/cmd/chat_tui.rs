@@ -107,6 +107,14 @@ fn render(ev: &ReplyEvent, in_reasoning: &mut bool) {
                 dim(&format!("  ⚙ {}{label} → {outcome}", call.tool))
             );
         }
+        EventKind::Speaker { name, turn, .. } => {
+            // Each group member's answer on its own lines, introduced on stderr.
+            if *turn > 1 {
+                let _ = writeln!(out);
+                let _ = out.flush();
+            }
+            let _ = writeln!(err, "{}", dim(&format!("{name}:")));
+        }
         EventKind::Warning { message } => {
             let _ = writeln!(err, "warning: {message}");
         }

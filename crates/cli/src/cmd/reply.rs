@@ -1,5 +1,8 @@
-//! `tavo reply --chat ID --message TEXT [--connection NAME] [--json] [--approve ask|all|none]`:
-//! one reply, with the engine's full tool loop. Without `--json` stdout carries the answer
+//! `tavo reply --chat ID --message TEXT [--speaker CID] [--connection NAME] [--json]
+//! [--approve ask|all|none]`: one reply, with the engine's full tool loop. In a group chat the
+//! chat's reply mode decides who answers (each speaker's answer is its own message, each
+//! introduced by a `speaker` event; on a terminal, by a `Name:` line on stderr); `--speaker`
+//! makes one member answer, muted or not. Without `--json` stdout carries the answer
 //! text as it streams (tool lines and reasoning on stderr); with `--json` every event is one
 //! JSON line on stdout (`seq`, `replyId`, `type`, …; the last is `finished` with the whole
 //! text). Ctrl-C cancels the reply.
@@ -45,6 +48,9 @@ pub struct ReplyArgs {
     /// What to generate.
     #[arg(long, value_enum, default_value = "normal")]
     kind: KindArg,
+    /// Group chats: the member (character id) who answers, instead of the reply mode.
+    #[arg(long, value_name = "CID")]
+    speaker: Option<i64>,
 }
 
 /// Runs `tavo reply`.
@@ -71,7 +77,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             connection: args.connection,
             limits: None,
         };
-        let handle = engine.start(request)?;
+        let handle = engine.start_with_speaker(request, args.speaker)?;
         let canceller = handle.clone();
         let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

@@ -8,6 +8,7 @@ pub mod backup;
 pub mod bubble;
 pub mod connections;
 pub mod events;
+pub mod group;
 pub mod health;
 pub mod mcp_servers;
 pub mod media;
@@ -77,6 +78,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(app_support::display_text))
         .routes(routes!(app_support::character_display))
         .routes(routes!(app_support::clone_chat))
+        .routes(routes!(group::set_member))
         .routes(routes!(app_support::list_settings))
         .routes(routes!(app_support::set_setting))
         .routes(routes!(app_support::test_connection))

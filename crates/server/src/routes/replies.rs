@@ -35,6 +35,7 @@ pub fn engine_error(e: EngineError) -> ApiError {
         EngineError::Operation(op) => op.into(),
         EngineError::NothingToContinue(_)
         | EngineError::NoMessage
+        | EngineError::SpeakerKind
         | EngineError::Connection(_)
         | EngineError::Prompt(_) => ApiError::bad_request(e.to_string()),
         EngineError::Store(s) => s.into(),
@@ -64,6 +65,9 @@ pub struct NewMessage {
     /// Connection name; the default connection when absent.
     #[serde(default)]
     pub connection: Option<String>,
+    /// Group chats: the member (character id) who answers, instead of the chat's reply mode.
+    #[serde(default)]
+    pub speaker: Option<i64>,
 }
 
 /// Appends the user's message to a chat and starts a normal reply to it. Answers
@@ -96,7 +100,7 @@ pub async fn send_message(
         connection: body.connection,
         limits: None,
     };
-    let handle = start_reply(&state, request).await?;
+    let handle = start_reply(&state, request, body.speaker).await?;
     let message_id = handle.user_message_id();
     if let Some(id) = message_id {
         state.hub.library("message", "created", Some(id));
@@ -121,6 +125,10 @@ pub struct NewReply {
     /// Connection name; the default connection when absent.
     #[serde(default)]
     pub connection: Option<String>,
+    /// Group chats: the member (character id) who answers, muted or not, instead of the
+    /// chat's reply mode (normal and regenerate replies).
+    #[serde(default)]
+    pub speaker: Option<i64>,
 }
 
 /// Starts a reply of a given type in a chat.
@@ -143,7 +151,7 @@ pub async fn start(
         connection: body.connection,
         limits: None,
     };
-    let handle = start_reply(&state, request).await?;
+    let handle = start_reply(&state, request, body.speaker).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "replyId": handle.id(), "chatId": chat })),
@@ -155,10 +163,11 @@ pub async fn start(
 async fn start_reply(
     state: &AppState,
     request: ReplyRequest,
+    speaker: Option<i64>,
 ) -> ApiResult<tavo_engine::ReplyHandle> {
     let replies = state.replies.clone();
     state
-        .off_executor(move || replies.start(request))
+        .off_executor(move || replies.start_with_speaker(request, speaker))
         .await?
         .map_err(engine_error)
 }
