@@ -153,6 +153,9 @@ async def scenario(s, tag):
     await ok(s, "tavo_input_append", {"chatId": chat, "text": " more"}, seen)
     await ok(s, "tavo_input_get", {"chatId": chat}, seen)
     await ok(s, "tavo_input_clear", {"chatId": chat}, seen)
+    # Sending would start a reply (no connection here): the dry run shows what it would send.
+    planned = await ok(s, "tavo_input_send", {"chatId": chat, "text": "sent by an agent", "dryRun": True}, seen)
+    assert planned.get("dryRun") is True, planned
     copy = await ok(s, "tavo_chat_copy", {"id": chat}, seen)
     await ok(s, "tavo_chat_reset", {"id": copy["id"]}, seen)
     await ok(s, "tavo_chat_get", {"id": chat, "includeMessages": True}, seen)

@@ -93,6 +93,18 @@ async fn fake_page(
                     }
                     "request" => {
                         let id = data["id"].as_str().expect("request id");
+                        if data["method"] == "input.send" {
+                            seen.push(data.clone());
+                            let result = json!({"ok": false, "reason": "cancelled", "cancelledBy": "org.test.guard", "message": "not now"});
+                            let r = client()
+                                .post(format!("{base}/api/pages/{page}/answers/{id}"))
+                                .json(&json!({"ok": true, "result": result}))
+                                .send()
+                                .await
+                                .expect("answer");
+                            assert_eq!(r.status(), 204);
+                            continue;
+                        }
                         if data["method"] == "hook" {
                             let kind = data["params"]["type"].as_str().unwrap_or("").to_owned();
                             let text = data["params"]["event"]["text"]
@@ -366,5 +378,93 @@ async fn a_10_mb_result_is_cut_to_the_result_budget() {
         result.contains("xxxx"),
         "{}",
         &result[..result.len().min(300)]
+    );
+}
+
+/// Calls an MCP tool on `POST /mcp` and answers the tool's JSON result.
+async fn mcp_call(s: &TestServer, name: &str, arguments: Value) -> Value {
+    tavo_engine::settings::set(&s.store, tavo_engine::settings::MCP_ENABLED, "true")
+        .expect("enable");
+    tavo_engine::settings::set(
+        &s.store,
+        tavo_engine::settings::MCP_TOKEN,
+        "mcp-test-token-0123456789",
+    )
+    .expect("token");
+    let r = bare_client()
+        .post(s.url("/mcp"))
+        .bearer_auth("mcp-test-token-0123456789")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}))
+        .send()
+        .await
+        .expect("send");
+    let body: Value = r.json().await.expect("json");
+    let result = &body["result"];
+    if !result["structuredContent"].is_null() {
+        return result["structuredContent"].clone();
+    }
+    let text = result["content"][0]["text"].as_str().unwrap_or("null");
+    serde_json::from_str(text)
+        .unwrap_or_else(|_| json!({"text": text, "isError": result["isError"]}))
+}
+
+#[tokio::test]
+async fn tavo_input_send_sends_the_draft_from_the_server_when_no_page_has_the_chat() {
+    let (s, mock, chat) = setup(vec![Turn::text("Got it.")]).await;
+    s.store
+        .chat_state_set(
+            tavo_model::ChatId(chat),
+            "input.draft",
+            &json!("from the draft"),
+        )
+        .expect("draft");
+    let sent = mcp_call(&s, "tavo_input_send", json!({"chatId": chat})).await;
+    assert_eq!(
+        (sent["ok"].clone(), sent["via"].clone()),
+        (json!(true), json!("server")),
+        "{sent}"
+    );
+    let reply = sent["replyId"].as_str().expect("replyId").to_owned();
+    let r = bare_client()
+        .get(s.url(&format!("/api/replies/{reply}/events")))
+        .send()
+        .await
+        .expect("events");
+    read_sse(r, Duration::from_secs(30), |e| e.event == "finished").await;
+    let msgs = s
+        .store
+        .read(|tx| tx.messages_all(tavo_model::ChatId(chat)))
+        .expect("messages");
+    assert_eq!(msgs[0].content, "from the draft");
+    assert_eq!(mock.requests().len(), 1);
+    let draft = s
+        .store
+        .chat_state_get(tavo_model::ChatId(chat), "input.draft")
+        .expect("draft");
+    assert_eq!(draft, Some(json!("")), "a sent draft is cleared");
+}
+
+#[tokio::test]
+async fn tavo_input_send_goes_through_the_open_page_whose_plugin_may_cancel_it() {
+    let (s, mock, chat) = setup(vec![Turn::text("never")]).await;
+    let page = fake_page(&s, chat, false, Behaviour::Answer).await;
+    let sent = mcp_call(
+        &s,
+        "tavo_input_send",
+        json!({"chatId": chat, "text": "hello"}),
+    )
+    .await;
+    assert_eq!(
+        sent,
+        json!({"ok": false, "reason": "cancelled", "cancelledBy": "org.test.guard", "message": "not now"})
+    );
+    assert!(mock.requests().is_empty());
+    drop(s);
+    let seen = page.await.expect("page");
+    assert_eq!(
+        seen[0]["params"],
+        json!({"text": "hello", "source": "mcp", "chatId": chat})
     );
 }

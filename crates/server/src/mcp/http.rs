@@ -30,7 +30,11 @@ use crate::state::AppState;
 
 /// The MCP route with its door; merged into the app outside the API's guard.
 pub fn router(state: AppState) -> Router {
-    let mcp = TavoMcp::new(state.replies.engine().dispatcher());
+    let mcp = TavoMcp::new(state.replies.engine().dispatcher()).with_input(Arc::new(
+        super::input::ServerInput {
+            state: state.clone(),
+        },
+    ));
     let mut config = StreamableHttpServerConfig::default();
     config.legacy_session_mode = false;
     config.json_response = true;

@@ -8,6 +8,7 @@
 //! are the operations every other door runs.
 
 pub mod http;
+pub mod input;
 
 use std::sync::Arc;
 
@@ -50,8 +51,14 @@ impl TavoMcp {
         let tools = Arc::new(McpTools::new(dispatcher.registry()));
         Self {
             tools,
-            cx: McpContext { dispatcher },
+            cx: McpContext::new(dispatcher),
         }
+    }
+
+    /// The same server with a composer door (`tavo_input_send`).
+    pub fn with_input(mut self, input: Arc<dyn tavo_tools::mcp::InputSend>) -> Self {
+        self.cx.input = Some(input);
+        self
     }
 
     /// The tool set.

@@ -555,4 +555,48 @@ fn register_chat_scoped(set: &mut McpTools, registry: &crate::Registry) {
             }),
         );
     }
+    set.add(
+        "tavo_input_send",
+        "Send a chat's composer (`chatId`) as the user would press Send: `text`, or the saved draft when absent. \
+         With the chat open in the app, its plugins' input:beforeSend hooks run first (source \"mcp\") and may rewrite or cancel it. \
+         Answers {ok: true, messageId, replyId, via} or {ok: false, reason: \"cancelled\", cancelledBy, message}.",
+        json!({"type": "object", "properties": {
+            "chatId": {"type": "integer", "minimum": 1},
+            "text": {"type": "string", "description": "What to send (default: the composer draft)."}
+        }, "required": ["chatId"], "additionalProperties": false}),
+        true,
+        handler(|cx: McpContext, args| async move {
+            let chat = chat_id(&args)?;
+            let text = args.get("text").and_then(Value::as_str).map(str::to_owned);
+            let draft = cx
+                .blocking("reading the chat", move |store| {
+                    chat_json(store, chat)?;
+                    store
+                        .chat_state_get(ChatId(chat), crate::ops::input::DRAFT_KEY)
+                        .map(|v| v.and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+                        .map_err(|e| store_error("reading the draft", e))
+                })
+                .await?;
+            let sent = text.clone().unwrap_or_else(|| draft.clone());
+            if sent.trim().is_empty() {
+                return Err(ToolError::invalid_at("text", "non-empty text (the draft is empty too)", "string"));
+            }
+            Ok(Step::Write(WritePlan {
+                revision: None,
+                before: Some(json!({"draft": draft})),
+                after: Some(json!({"send": sent, "chat": chat})),
+                commit: Box::new(move |cx: McpContext| {
+                    Box::pin(async move {
+                        let input = cx.input.clone().ok_or_else(|| {
+                            ToolError::new(
+                                ErrorCode::Unavailable,
+                                "tavo_input_send needs a running reply engine: connect to `tavo serve`'s /mcp, or use tavo_message_append over stdio",
+                            )
+                        })?;
+                        input.send(chat, text).await
+                    })
+                }),
+            }))
+        }),
+    );
 }

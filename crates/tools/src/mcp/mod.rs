@@ -44,6 +44,28 @@ pub const API_VERSION: u32 = 1;
 pub struct McpContext {
     /// The one call path (chat-scoped tools go through it).
     pub dispatcher: Dispatcher,
+    /// Sends a chat's composer as the user would (`tavo_input_send`); only a door that runs
+    /// replies has one (`tavo serve`'s `/mcp`).
+    pub input: Option<Arc<dyn InputSend>>,
+}
+
+/// What `tavo_input_send` needs from the door: send `text` (the chat's draft when `None`) as
+/// the user's message and start the reply — through the page that has the chat open when
+/// there is one, so its plugins' `input:beforeSend` hooks run with `source: "mcp"`.
+pub trait InputSend: Send + Sync {
+    /// Answers `{ok: true, messageId, replyId, via}` or, when a plugin cancelled the send,
+    /// `{ok: false, reason: "cancelled", cancelledBy, message}`.
+    fn send(&self, chat: i64, text: Option<String>) -> BoxFuture<Result<Value, ToolError>>;
+}
+
+impl McpContext {
+    /// A context without a composer door.
+    pub fn new(dispatcher: Dispatcher) -> Self {
+        Self {
+            dispatcher,
+            input: None,
+        }
+    }
 }
 
 impl McpContext {
