@@ -146,6 +146,7 @@ fn a_backup_restores_into_an_empty_library_without_its_keys() {
     assert!(!manifest.with_keys);
     assert_eq!(manifest.files, 4);
     assert_eq!(manifest.counts["chats"], json!(3));
+    assert_eq!(manifest.counts["messages"], json!(75));
     let db = entry_bytes(&p.backup, "tavo.db");
     let text = String::from_utf8_lossy(&db);
     assert!(!text.contains(KEY), "the key is not in the backup");

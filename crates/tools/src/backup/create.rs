@@ -74,6 +74,13 @@ fn counts(db: &Store) -> serde_json::Map<String, serde_json::Value> {
     ] {
         if let Ok(list) = db.asset_summaries(kind) {
             out.insert(name.into(), list.len().into());
+            if kind == tavo_store::AssetKind::Chat {
+                let messages: u64 = list
+                    .iter()
+                    .filter_map(|c| db.message_count(tavo_model::ChatId(c.id)).ok())
+                    .sum();
+                out.insert("messages".into(), messages.into());
+            }
         }
     }
     out
