@@ -55,7 +55,7 @@ async fn install_list_view_configure_and_uninstall() {
     let post = |q: &str, body: Vec<u8>| {
         c.post(s.url(&format!("/api/plugins{q}")))
             .header("content-type", "application/zip")
-            .header("x-filename", "hello.tpg")
+            .header("x-filename", "h%C3%A9llo.tpg")
             .body(body)
     };
     let (st, dry) = send(post("?dryRun=true", package("1.0.0", "entry.js"))).await;
@@ -74,7 +74,7 @@ async fn install_list_view_configure_and_uninstall() {
         bad["error"]["message"]
             .as_str()
             .unwrap_or("")
-            .starts_with("hello.tpg: manifest.json: version: "),
+            .starts_with("héllo.tpg: manifest.json: version: "),
         "{bad}"
     );
     assert_eq!(bad["error"]["details"]["field"], "version");

@@ -75,6 +75,53 @@ fn locale(query: Option<&str>, headers: &HeaderMap) -> String {
         .unwrap_or_else(|| DEFAULT_LOCALE.to_owned())
 }
 
+/// Tells open pages: `plugin` `{action, id}`, and the `library` event every page already
+/// follows (`{kind: "plugin", action, id: null}`; plugin ids are not numbers).
+fn publish(state: &AppState, action: &str, id: &str) {
+    state
+        .hub
+        .publish("plugin", json!({"action": action, "id": id}));
+    state.hub.library("plugin", action, None);
+}
+
+/// `X-Filename`, which the app percent-encodes (file names may be any Unicode); the last path
+/// segment only.
+fn file_name(headers: &HeaderMap) -> String {
+    let raw = headers
+        .get("x-filename")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let decoded = percent_decode(raw);
+    let name = decoded.rsplit(['/', '\\']).next().unwrap_or("").trim();
+    if name.is_empty() {
+        "package.tpg".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                b.get(i + 1).copied().and_then(hex),
+                b.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn api(e: ToolError) -> ApiError {
     ApiError::from(e)
 }
@@ -116,12 +163,7 @@ pub async fn install(
     body: Bytes,
 ) -> ApiResult<Response> {
     let loc = locale(q.locale.as_deref(), &headers);
-    let file = headers
-        .get("x-filename")
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.rsplit(['/', '\\']).next().unwrap_or(v).to_owned())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "package.tpg".to_owned());
+    let file = file_name(&headers);
     if body.is_empty() {
         return Err(ApiError::bad_request(
             "send the .tpg package as the request body",
@@ -146,10 +188,7 @@ pub async fn install(
         })
         .await?;
     if done.installed {
-        state.hub.publish(
-            "plugin",
-            json!({"action": "installed", "id": done.plugin.id}),
-        );
+        publish(&state, "installed", &done.plugin.id);
     }
     let status = if done.installed {
         StatusCode::CREATED
@@ -183,9 +222,7 @@ pub async fn uninstall(
 ) -> ApiResult<StatusCode> {
     let shown = id.to_ascii_lowercase();
     run(&state, move |s| plugins::uninstall(s, &id)).await?;
-    state
-        .hub
-        .publish("plugin", json!({"action": "uninstalled", "id": shown}));
+    publish(&state, "uninstalled", &shown);
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -218,9 +255,7 @@ pub async fn set_enabled(
     })
     .await?;
     let action = if p.enabled { "enabled" } else { "disabled" };
-    state
-        .hub
-        .publish("plugin", json!({"action": action, "id": p.id}));
+    publish(&state, action, &p.id);
     Ok(Json(serde_json::to_value(p).unwrap_or_default()))
 }
 
@@ -255,9 +290,7 @@ pub async fn set_config(
         plugins::set_config(s, &id, &body.key, body.value, &loc)
     })
     .await?;
-    state
-        .hub
-        .publish("plugin", json!({"action": "configured", "id": shown}));
+    publish(&state, "configured", &shown);
     Ok(Json(serde_json::to_value(c).unwrap_or_default()))
 }
 
@@ -276,9 +309,7 @@ pub async fn reset_config(
         plugins::reset_config(s, &id, q.key.as_deref(), &loc)
     })
     .await?;
-    state
-        .hub
-        .publish("plugin", json!({"action": "configured", "id": shown}));
+    publish(&state, "configured", &shown);
     Ok(Json(serde_json::to_value(c).unwrap_or_default()))
 }
 
