@@ -293,6 +293,22 @@ fn write_zip(
         .compression_method(CompressionMethod::Deflated)
         .compression_level(Some(1))
         .large_file(true);
+    // Entries carry the snapshot's time (local clock), so `unzip -l` shows when it was taken.
+    let now = chrono::Local::now().naive_local();
+    let stamp = {
+        use chrono::{Datelike, Timelike};
+        zip::DateTime::from_date_and_time(
+            u16::try_from(now.year()).unwrap_or(1980),
+            now.month() as u8,
+            now.day() as u8,
+            now.hour() as u8,
+            now.minute() as u8,
+            now.second() as u8,
+        )
+        .unwrap_or_default()
+    };
+    let deflate = deflate.last_modified_time(stamp);
+    let plain = SimpleFileOptions::default().last_modified_time(stamp);
     let zerr = |e: zip::result::ZipError| BackupError::io("writing the backup", e);
     // The database first and the manifest last: the manifest's file byte count is known only
     // after the files are in, and a reader finds every entry through the central directory.
@@ -307,7 +323,7 @@ fn write_zip(
         .iter()
         .any(|ext| name.to_ascii_lowercase().ends_with(ext));
         let opts = if stored {
-            SimpleFileOptions::default()
+            plain
                 .compression_method(CompressionMethod::Stored)
                 .large_file(true)
         } else {
@@ -317,14 +333,12 @@ fn write_zip(
         file_bytes += copy_into(&mut zip, p)?;
     }
     if let Some(keys) = keys {
-        zip.start_file(KEYS_ENTRY, SimpleFileOptions::default())
-            .map_err(zerr)?;
+        zip.start_file(KEYS_ENTRY, plain).map_err(zerr)?;
         zip.write_all(keys)
             .map_err(|e| BackupError::io("writing the backup", e))?;
     }
     manifest.file_bytes = file_bytes;
-    zip.start_file(MANIFEST_ENTRY, SimpleFileOptions::default())
-        .map_err(zerr)?;
+    zip.start_file(MANIFEST_ENTRY, plain).map_err(zerr)?;
     let text =
         serde_json::to_vec_pretty(&manifest).map_err(|e| BackupError::Internal(e.to_string()))?;
     zip.write_all(&text)
