@@ -39,6 +39,8 @@ pub struct DisplayCopy {
 #[derive(Debug, Clone)]
 pub struct DisplayContext {
     characters: Vec<Character>,
+    /// The chat's muted members (left out of `{{groupNotMuted}}`).
+    muted: Vec<CharacterId>,
     persona: Option<Persona>,
     rules: RegexRules,
     display_rules: usize,
@@ -82,6 +84,7 @@ fn load_in(tx: &Tx<'_>, chat_id: ChatId) -> Result<DisplayContext, StoreError> {
     };
     Ok(DisplayContext {
         characters,
+        muted: chat.muted(),
         persona,
         rules,
         display_rules,
@@ -142,7 +145,12 @@ impl DisplayContext {
                 .iter()
                 .map(|c| c.display_name().to_owned())
                 .collect();
-            ctx.group_not_muted = ctx.group_members.clone();
+            ctx.group_not_muted = self
+                .characters
+                .iter()
+                .filter(|c| !c.id.is_some_and(|id| self.muted.contains(&id)))
+                .map(|c| c.display_name().to_owned())
+                .collect();
         }
         ctx
     }
@@ -236,6 +244,7 @@ pub fn card_display(store: &Store, id: CharacterId) -> Result<CardDisplay, Store
     })?;
     let context = DisplayContext {
         characters: vec![character.clone()],
+        muted: Vec::new(),
         persona,
         rules: RegexRules::default(),
         display_rules: 0,
