@@ -602,7 +602,7 @@ pub struct PreviewRequest {
     pub overrides: Parameters,
     /// Seed instead of the reply's.
     pub seed: Option<u64>,
-    /// Speaker instead of the next member in turn.
+    /// Speaker instead of the one the chat's reply mode picks first.
     pub speaker: Option<CharacterId>,
     /// Record the generation as a reply would.
     pub record: bool,
@@ -709,12 +709,19 @@ pub(crate) fn preview(
         Err(e) => return Err(e.into()),
     };
     let model = req.model.clone().unwrap_or(model);
+    // A group chat previews the member its reply mode would have speak first.
+    let speaker = match (req.speaker, req.kind) {
+        (None, GenerationKind::Normal) => {
+            crate::group::preview_speaker(store, req.chat).map_err(EngineError::Internal)?
+        }
+        (chosen, _) => chosen,
+    };
     let knobs = PromptKnobs {
         model: model.clone(),
         connection: parameters,
         overrides: req.overrides.clone(),
         seed: req.seed,
-        speaker: req.speaker,
+        speaker,
         record: req.record,
         user_text: None,
     };

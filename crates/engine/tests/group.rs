@@ -431,3 +431,39 @@ async fn group_turns_are_group_replies_to_plugin_hooks_one_generation_per_turn()
         "{seen:?}"
     );
 }
+
+#[tokio::test]
+async fn the_prompt_preview_is_built_for_the_member_the_mode_picks_first() {
+    let lab = lab(Wire::OpenaiChat, texts(&[]), &[]).await;
+    let (chat, ids) = group(&lab, ReplyMode::Designated, &[]);
+    let mut m = tavo_model::Message::new(Role::User, "@Cy, your turn");
+    m.send_date = None;
+    ok(lab.store.message_append(ChatId(chat), &m));
+    let engine = lab.engine(Services::default(), None);
+    let preview = |speaker: Option<CharacterId>| {
+        let engine = engine.clone();
+        let req = tavo_engine::prompt::PreviewRequest {
+            chat,
+            kind: tavo_tools::GenerationKind::Normal,
+            connection: None,
+            model: None,
+            overrides: Default::default(),
+            seed: None,
+            speaker,
+            record: false,
+        };
+        move || engine.preview(&req)
+    };
+    let p = ok(tokio::task::spawn_blocking(preview(None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        p.base.speaker_id,
+        Some(ids[2]),
+        "designated: @Cy speaks first"
+    );
+    let p = ok(tokio::task::spawn_blocking(preview(Some(ids[1])))
+        .await
+        .unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(p.base.speaker_id, Some(ids[1]), "an explicit speaker wins");
+}

@@ -288,6 +288,31 @@ pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, String> {
     })
 }
 
+/// The first speaker a normal reply in `chat` would have, decided without a request (blocking):
+/// what `tavo prompt` previews. A contextual chat previews its natural fallback; `None` in a
+/// 1:1 chat, or when nobody would answer.
+pub(crate) fn preview_speaker(store: &Store, chat: i64) -> Result<Option<CharacterId>, String> {
+    if store
+        .chat_get(ChatId(chat))
+        .map_err(|e| e.to_string())?
+        .is_none()
+    {
+        // The build says which chat is missing.
+        return Ok(None);
+    }
+    let roster = roster(store, chat)?;
+    if roster.members.len() <= 1 {
+        return Ok(None);
+    }
+    let mut warnings = Vec::new();
+    let turns = match roster.mode {
+        ReplyMode::Natural | ReplyMode::Contextual => roster.natural(&mut warnings),
+        ReplyMode::All => roster.all(&mut warnings),
+        ReplyMode::Designated => roster.designated(&mut warnings),
+    };
+    Ok(turns.first().copied())
+}
+
 /// Decides the turns of a reply (see the module docs).
 pub(crate) async fn plan(
     inner: &Arc<Inner>,
