@@ -1,4 +1,5 @@
-//! Criterion benches: PNG card parsing throughput and a 100,000-message JSONL chat parse.
+//! Criterion benches: PNG card parsing throughput, a 100,000-message JSONL chat parse, and
+//! reading a plugin package (unzip, root, path rules, manifest, catalogs).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -46,5 +47,62 @@ fn big_chat(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, png_cards, big_chat);
+/// A plugin the size of a real one: manifest, entry, 3 catalogs, 8 fragments, a 600 KB cover and
+/// 40 assets of 8 KB (about 1 MB in all).
+fn plugin_package(c: &mut Criterion) {
+    use std::collections::BTreeMap;
+    let manifest = serde_json::json!({
+        "id": "bench.plugin", "name": {"$t": "name"}, "version": "1.2.3", "specVersion": 2, "entry": "entry.js",
+        "cover": "cover.png",
+        "localization": {"defaultLocale": "en", "resources": {"en": "locales/en.json", "fr": "locales/fr.json", "zh-CN": "locales/zh.json"}},
+        "contributes": {
+            "inputActions": [{"id": "a", "label": {"$t": "a"}}],
+            "htmlFragments": (0..8).map(|i| serde_json::json!({"id": format!("f{i}"), "src": format!("ui/f{i}.html"), "mount": "/messages?role=character"})).collect::<Vec<_>>(),
+            "settings": {"schema": (0..20).map(|i| serde_json::json!({"type": "text", "key": format!("k{i}"), "label": {"$t": "a"}, "default": "x"})).collect::<Vec<_>>()}
+        }
+    });
+    let mut files = BTreeMap::from([
+        (
+            "manifest.json".to_owned(),
+            manifest.to_string().into_bytes(),
+        ),
+        (
+            "entry.js".to_owned(),
+            "tavo.plugin.onInputAction('a', () => {});\n"
+                .repeat(500)
+                .into_bytes(),
+        ),
+        (
+            "cover.png".to_owned(),
+            (0..600_000u32).map(|i| (i * 7 % 251) as u8).collect(),
+        ),
+    ]);
+    for loc in ["en", "fr", "zh"] {
+        files.insert(
+            format!("locales/{loc}.json"),
+            br#"{"name": "Bench", "a": "Action"}"#.to_vec(),
+        );
+    }
+    for i in 0..8 {
+        files.insert(
+            format!("ui/f{i}.html"),
+            "<div>fragment</div>".repeat(200).into_bytes(),
+        );
+    }
+    for i in 0..40 {
+        files.insert(
+            format!("assets/a{i}.bin"),
+            (0..8192u32).map(|j| (j * 13 % 256) as u8).collect(),
+        );
+    }
+    let zip = tavo_formats::plugin::write_package(&files).unwrap_or_default();
+    let mut g = c.benchmark_group("plugin");
+    g.throughput(Throughput::Bytes(zip.len() as u64));
+    g.bench_function("read_1mb_package", |b| {
+        b.iter(|| black_box(tavo_formats::plugin::read_package(black_box(&zip)).is_ok()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, png_cards, big_chat, plugin_package);
 criterion_main!(benches);
