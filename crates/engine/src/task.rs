@@ -294,7 +294,7 @@ impl ReplyTask {
                 character_id: base.speaker_id.map(|c| c.0),
             });
         }
-        if self.plan.group {
+        if self.plan.group && speaker.is_some() {
             self.control.hub.publish(EventKind::Speaker {
                 character_id: base.speaker_id.map(|c| c.0),
                 name: base.speaker_name.clone().unwrap_or_default(),

@@ -467,3 +467,32 @@ async fn the_prompt_preview_is_built_for_the_member_the_mode_picks_first() {
         .unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(p.base.speaker_id, Some(ids[1]), "an explicit speaker wins");
 }
+
+#[tokio::test]
+async fn continuing_in_a_group_keeps_the_message_speaker() {
+    let lab = lab(Wire::OpenaiChat, texts(&["a1", "b1", " more"]), &[]).await;
+    let (chat, ids) = group(&lab, ReplyMode::All, &["Cy"]);
+    let events = reply(&lab, chat, "go", None).await;
+    assert_eq!(final_status(&events).0, ReplyStatus::Finished);
+    let engine = lab.engine(Services::default(), None);
+    let handle = ok(engine.start(ReplyRequest {
+        kind: tavo_tools::GenerationKind::Continue,
+        message: None,
+        ..ReplyRequest::normal(chat, "")
+    }));
+    let events = drive(&handle, &Answers::default()).await;
+    assert_eq!(final_status(&events).0, ReplyStatus::Finished);
+    assert!(speaker_events(&events).is_empty() || speaker_events(&events)[0].0 == Some(ids[1].0));
+    assert_eq!(
+        speakers(&lab, chat),
+        [
+            (Some(ids[0]), "a1".to_owned()),
+            (Some(ids[1]), "b1 more".to_owned())
+        ]
+    );
+    let third = lab.mock.requests()[2].body.to_string();
+    assert!(
+        third.contains("Bo is in the group."),
+        "Bo continues: {third}"
+    );
+}
