@@ -1,4 +1,7 @@
 //! The body of one reply: prompt → stream → calls → loop, persisting as it goes.
+//!
+//! `turns.rs` is the reply's life as turns (one per group speaker) and its end; `hooks.rs` the
+//! plugin generation hooks of each turn; this file one turn's rounds, streaming and saving.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,16 +13,17 @@ use tavo_llm::{
     ChatRequest, ChatResponse, Endpoint, Message, Parameters, Part, ReplyBuilder, Role,
     StreamEvent, Usage,
 };
-use tavo_model::{CharacterId, ChatId, MessageId};
+use tavo_model::{CharacterId, ChatId};
 use tavo_store::Store;
 use tavo_tools::{GenerationKind, ToolSettings};
 
 use crate::control::{Cancelled, Control};
 
 mod hooks;
+mod turns;
 use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
-use crate::group::{self, Plan, PlanStop, Speakers};
+use crate::group::{Plan, Speakers};
 use crate::limits::Limits;
 use crate::offload::on_blocking_pool;
 use crate::persist::Write;
@@ -148,41 +152,6 @@ impl ReplyTask {
         self.message.as_ref().and_then(|m| m.id).map(|id| id.0)
     }
 
-    pub(crate) async fn run(mut self) {
-        let status = match self.plan_turns().await {
-            Err(stop) => self.stopped(Err(stop)),
-            Ok(()) => {
-                let mut status = ReplyStatus::Finished;
-                for turn in 0..self.plan.turns.len() {
-                    self.begin_turn(turn);
-                    let speaker = self.plan.turns[turn];
-                    let outcome = self.drive(speaker).await;
-                    let failure = match &outcome {
-                        Err(Stop::Failed(message)) => Some(message.clone()),
-                        _ => None,
-                    };
-                    // A turn that failed or was cancelled before its provider answered gives
-                    // its place back now, not after its final status is saved.
-                    self.start_permit = None;
-                    status = self.stopped(outcome);
-                    self.finish_turn(status).await;
-                    self.terminal_notice(status, failure);
-                    if status != ReplyStatus::Finished {
-                        break;
-                    }
-                }
-                status
-            }
-        };
-        self.finish(status).await;
-        self.inner.forget(self.chat, &self.id);
-        // The reply is saved and announced: a due memory extraction runs after it, never
-        // before or during it.
-        if status == ReplyStatus::Finished {
-            crate::memory::after_reply(&self.inner, self.chat);
-        }
-    }
-
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, String> + Send + 'static,
@@ -194,65 +163,6 @@ impl ReplyTask {
             .await
             .map_err(|e| format!("internal task failed: {e}"))?;
         on_blocking_pool(&self.inner.store, f).await
-    }
-
-    /// The status a turn's outcome means (a failure is announced here).
-    fn stopped(&self, outcome: Result<(), Stop>) -> ReplyStatus {
-        match outcome {
-            Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
-            Ok(()) => ReplyStatus::Finished,
-            Err(Stop::Cancelled) => ReplyStatus::Cancelled,
-            Err(Stop::Failed(message)) => {
-                self.control.hub.publish(EventKind::Error { message });
-                ReplyStatus::Failed
-            }
-        }
-    }
-
-    /// Decides the turns (see [`crate::group`]) and says the plan's warnings.
-    async fn plan_turns(&mut self) -> Result<(), Stop> {
-        let ask = group::Ask {
-            chat: self.chat,
-            kind: self.kind,
-            speaker: self.speakers.chosen,
-            keep: self.speakers.kept.or(match &self.target {
-                Target::Continue(m) | Target::Swipe(m) => m.character_id,
-                _ => None,
-            }),
-            endpoint: self.endpoint.clone(),
-            model: self.model.clone(),
-            parameters: self.parameters.clone(),
-        };
-        let plan =
-            group::plan(&self.inner, &self.control, ask)
-                .await
-                .map_err(|stop| match stop {
-                    PlanStop::Cancelled => Stop::Cancelled,
-                    PlanStop::Failed(message) => Stop::Failed(message),
-                })?;
-        for message in &plan.warnings {
-            self.control.hub.publish(EventKind::Warning {
-                message: message.clone(),
-            });
-        }
-        self.plan = plan;
-        Ok(())
-    }
-
-    /// Clears what one turn wrote before the next speaker's turn.
-    fn begin_turn(&mut self, turn: usize) {
-        self.turn = turn;
-        if turn > 0 {
-            self.target = Target::New;
-            self.message = None;
-            self.base_text.clear();
-            self.text.clear();
-            self.reasoning.clear();
-            self.cards.clear();
-            self.dirty = false;
-            self.new_paragraph = false;
-            self.has_regex = false;
-        }
     }
 
     async fn drive(&mut self, speaker: Option<CharacterId>) -> Result<(), Stop> {
@@ -644,80 +554,6 @@ impl ReplyTask {
                 tracing::warn!(error = %e, reply = %self.id, "cannot apply the chat's receive regex rules")
             }
         }
-    }
-
-    /// Ends one turn: the receive rules, the success hook, and the turn's message saved with
-    /// `status` (or removed when nothing was said).
-    async fn finish_turn(&mut self, status: ReplyStatus) {
-        self.receive_rewrite().await;
-        if status == ReplyStatus::Finished {
-            self.success_hook().await;
-        }
-        self.dirty = true;
-        let empty = self.text.is_empty() && self.cards.is_empty() && self.reasoning.is_empty();
-        match (&self.target, self.message_id()) {
-            (Target::New, Some(id)) if empty && status != ReplyStatus::Finished => {
-                // Nothing was said: leave no empty bubble behind.
-                let removed = self
-                    .blocking(move |store| {
-                        store
-                            .message_delete(MessageId(id))
-                            .map_err(|e| e.to_string())
-                    })
-                    .await;
-                if let Err(e) = removed {
-                    tracing::warn!(error = %e, "cannot remove the empty reply message");
-                }
-                self.message = None;
-            }
-            _ => self.checkpoint_now(status).await,
-        }
-        if matches!(self.target, Target::Draft) && status == ReplyStatus::Finished {
-            let (chat, text) = (self.chat, self.text.clone());
-            let saved = self
-                .blocking(move |store| {
-                    store
-                        .chat_state_set(
-                            ChatId(chat),
-                            tavo_tools::ops::input::DRAFT_KEY,
-                            &Value::String(text),
-                        )
-                        .map_err(|e| e.to_string())
-                })
-                .await;
-            if let Err(e) = saved {
-                tracing::warn!(error = %e, "cannot put the impersonation into the input draft");
-            }
-        }
-        self.said.push((self.text.clone(), self.reasoning.clone()));
-    }
-
-    /// Ends the reply: its final status saved, then the one `finished` event, whose text is
-    /// every turn's (a blank line between speakers).
-    async fn finish(&mut self, status: ReplyStatus) {
-        self.control
-            .set_status_durably(status, self.message_id())
-            .await;
-        let usage = serde_json::to_value(&self.usage)
-            .ok()
-            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()));
-        let join = |pick: fn(&(String, String)) -> &String| {
-            self.said
-                .iter()
-                .map(pick)
-                .filter(|t| !t.is_empty())
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
-        let text = join(|s| &s.0);
-        let reasoning = join(|s| &s.1);
-        self.control.hub.publish(EventKind::Finished {
-            status,
-            text,
-            reasoning: (!reasoning.is_empty()).then_some(reasoning),
-            usage,
-        });
     }
 }
 
