@@ -18,20 +18,22 @@
 //!   greetings become its swipes as SillyTavern stores them (`swipes[0]` is the greeting shown,
 //!   `swipeId: 0`). In a group chat the first group-only greeting leads, then the other
 //!   group-only greetings, then `firstMes` and the alternate greetings — and every member
-//!   greets in turn, as SillyTavern starts a group chat ([`crate::group::greetings`]).
+//!   greets in turn, as SillyTavern starts a group chat ([`crate::greetings`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 use tavo_model::character::CharacterSummary;
 use tavo_model::{
-    Character, CharacterId, Chat, ChatBackground, ChatId, Lorebook, Message, MessageId, Persona,
-    PersonaId, Preset, PresetId, RegexGroup, ReplyMode, Role, Summary,
+    Character, CharacterId, Chat, ChatBackground, ChatId, Lorebook, MessageId, Persona, PersonaId,
+    Preset, PresetId, RegexGroup, ReplyMode, Summary,
 };
 use tavo_store::{AssetKind, Store, StoreError, Tx};
 
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
+use crate::greetings::ejs_enabled;
+pub use crate::greetings::{greeting_message, greeting_message_with};
 use crate::ops::validation_error;
 
 /// Distinguishes an absent field (`None`) from an explicit `null` (`Some(None)`).
@@ -350,74 +352,6 @@ fn merged<Id: PartialEq + Copy>(
     out
 }
 
-/// Renders one greeting text as [`tavo_prompt::render_greeting`] renders the card's.
-fn render_text(
-    characters: &[Character],
-    persona: Option<&Persona>,
-    now: chrono::DateTime<chrono::FixedOffset>,
-    text: &str,
-    ejs: bool,
-) -> Option<String> {
-    let mut members = characters.to_vec();
-    let first = members.first_mut()?;
-    first.first_mes = text.to_owned();
-    first.group_only_greetings = vec![text.to_owned()];
-    tavo_prompt::render_greeting_with(&members, persona, now, ejs)
-}
-
-/// The library's EJS switch (`ejs.enabled`, default on): greetings are templates too.
-fn ejs_enabled(tx: &Tx<'_>) -> Result<bool, StoreError> {
-    Ok(tx
-        .setting_get(tavo_prompt::ejs::SETTING)?
-        .and_then(|v| v.as_bool())
-        .unwrap_or(true))
-}
-
-/// The greeting message of a new chat: the selected greeting as `content`, every candidate as
-/// `swipes` (only when there is more than one), `swipeId: 0`.
-pub fn greeting_message(
-    characters: &[Character],
-    persona: Option<&Persona>,
-    now: chrono::DateTime<chrono::FixedOffset>,
-) -> Option<Message> {
-    greeting_message_with(characters, persona, now, true)
-}
-
-/// [`greeting_message`] with the EJS switch.
-pub fn greeting_message_with(
-    characters: &[Character],
-    persona: Option<&Persona>,
-    now: chrono::DateTime<chrono::FixedOffset>,
-    ejs: bool,
-) -> Option<Message> {
-    let first = characters.first()?;
-    let group = characters.len() > 1;
-    let mut candidates: Vec<&str> = Vec::new();
-    if group {
-        candidates.extend(first.group_only_greetings.iter().map(String::as_str));
-    }
-    candidates.push(&first.first_mes);
-    candidates.extend(first.alternate_greetings.iter().map(String::as_str));
-    let mut texts: Vec<String> = Vec::new();
-    for c in candidates.into_iter().filter(|c| !c.trim().is_empty()) {
-        if let Some(t) = render_text(characters, persona, now, c, ejs)
-            && !texts.contains(&t)
-        {
-            texts.push(t);
-        }
-    }
-    let content = texts.first()?.clone();
-    let mut message = Message::new(Role::Assistant, content);
-    message.character_id = first.id;
-    message.name = Some(first.name.clone());
-    message.send_date = Some(now.to_rfc3339());
-    if texts.len() > 1 {
-        message.swipes = texts;
-        message.swipe_id = Some(0);
-    }
-    Some(message)
-}
-
 /// The library's active preset (`preset.active`, set by `tavo_preset_set_active`), which a
 /// chat created without a preset binds; none when unset or deleted since.
 fn active_preset(tx: &Tx<'_>) -> Result<Option<Summary<PresetId>>, StoreError> {
@@ -495,7 +429,7 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
         let mut greeting = None;
         if new.greeting.unwrap_or(true) {
             let ejs = ejs_enabled(tx)?;
-            for m in crate::group::greetings(&characters, persona.as_ref(), now, ejs) {
+            for m in crate::greetings::greetings(&characters, persona.as_ref(), now, ejs) {
                 let written = tx.message_append(id, &m)?;
                 greeting.get_or_insert(written);
             }
@@ -600,7 +534,7 @@ pub fn clone_chat(store: &Store, id: ChatId, name: Option<String>) -> Result<Cha
 }
 
 /// Restarts a chat (Tavo's "重启聊天"): every message is deleted and the greeting starts it
-/// again (in a group chat every member's, see [`crate::group::greetings`]), in one
+/// again (in a group chat every member's, see [`crate::greetings`]), in one
 /// transaction; the characters, bindings, variables and files stay. Returns the first
 /// greeting's id (none when no card has a greeting).
 pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolError> {
@@ -627,7 +561,7 @@ pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolEr
         };
         let mut first = None;
         let ejs = ejs_enabled(tx)?;
-        for m in crate::group::greetings(&characters, persona.as_ref(), now, ejs) {
+        for m in crate::greetings::greetings(&characters, persona.as_ref(), now, ejs) {
             let written = tx.message_append(id, &m)?;
             first.get_or_insert(written);
         }
@@ -639,68 +573,6 @@ pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolEr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn character(first: &str, alts: &[&str], groups: &[&str]) -> Character {
-        Character {
-            id: Some(CharacterId(3)),
-            name: "Zed".into(),
-            first_mes: first.into(),
-            alternate_greetings: alts.iter().map(|s| (*s).to_owned()).collect(),
-            group_only_greetings: groups.iter().map(|s| (*s).to_owned()).collect(),
-            ..Character::default()
-        }
-    }
-
-    fn now() -> chrono::DateTime<chrono::FixedOffset> {
-        chrono::DateTime::parse_from_rfc3339("2026-03-05T10:20:30+00:00").unwrap_or_default()
-    }
-
-    #[test]
-    fn greetings_are_ejs_templates_unless_switched_off() {
-        let c = character(
-            "Hi <%= 40 + 2 %> from <%= charName %>",
-            &["<%= 'alt' %>"],
-            &[],
-        );
-        let m = greeting_message(std::slice::from_ref(&c), None, now()).unwrap_or_default();
-        assert_eq!(m.content, "Hi 42 from Zed");
-        assert_eq!(
-            m.swipes,
-            vec!["Hi 42 from Zed".to_owned(), "alt".to_owned()]
-        );
-        let off = greeting_message_with(&[c], None, now(), false).unwrap_or_default();
-        assert_eq!(off.content, "Hi <%= 40 + 2 %> from <%= charName %>");
-    }
-
-    #[test]
-    fn alternate_greetings_become_swipes_of_message_zero() {
-        let c = character("Hi {{user}}", &["Yo", "", "Hey"], &[]);
-        let m = greeting_message(&[c], None, now()).unwrap_or_default();
-        assert_eq!(m.content, "Hi User");
-        assert_eq!(m.swipes, ["Hi User", "Yo", "Hey"]);
-        assert_eq!(m.swipe_id, Some(0));
-        assert_eq!(m.character_id, Some(CharacterId(3)));
-    }
-
-    #[test]
-    fn a_single_greeting_has_no_swipes_and_a_blank_card_none() {
-        let m = greeting_message(&[character("Hi", &[], &[])], None, now()).unwrap_or_default();
-        assert!(m.swipes.is_empty() && m.swipe_id.is_none());
-        assert!(greeting_message(&[character(" ", &[], &[])], None, now()).is_none());
-    }
-
-    #[test]
-    fn a_group_chat_leads_with_the_group_only_greeting() {
-        let a = character("Hi", &["Yo"], &["Hello all"]);
-        let b = Character {
-            id: Some(CharacterId(4)),
-            name: "B".into(),
-            ..Character::default()
-        };
-        let m = greeting_message(&[a, b], None, now()).unwrap_or_default();
-        assert_eq!(m.content, "Hello all");
-        assert_eq!(m.swipes, ["Hello all", "Hi", "Yo"]);
-    }
 
     #[test]
     fn refs_accept_ids_and_summaries() {

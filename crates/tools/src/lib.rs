@@ -21,7 +21,8 @@
 //!   required fields, defaults) for every door.
 //! - [`chats`]: creating a chat (bindings checked in one transaction, the greeting with its
 //!   swipes, the card's own lorebook and regex group bound) and rebinding one.
-//! - [`group`]: group chats' muted members and the greetings every member starts one with.
+//! - [`greetings`]: the greetings a new chat starts with (every member's in a group chat).
+//! - [`group`]: group chats' muted members.
 //! - [`ops`]: the built-in operations, one module per namespace.
 //! - [`mcp`]: Tavo's MCP tool set and resources (names, search arguments, write safety), thin
 //!   doors onto the same operations; the protocol itself is the server's.
@@ -40,6 +41,7 @@ pub mod error;
 pub mod exposure;
 pub mod extension;
 pub mod gate;
+pub mod greetings;
 pub mod group;
 pub mod library;
 pub mod mcp;
