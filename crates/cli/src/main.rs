@@ -100,6 +100,8 @@ enum Command {
     McpServer(cmd::mcp_server::McpServerArgs),
     /// Tavo plugins (.tpg): install, list, show, enable, disable, uninstall, config.
     Plugin(cmd::plugin::PluginArgs),
+    /// Translate a message into another language and keep the translation on it.
+    Translate(cmd::translate::TranslateArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -150,6 +152,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => cmd::mcp::run(args, &ctx),
         Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
+        Command::Translate(args) => cmd::translate::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

@@ -278,6 +278,25 @@ impl Engine {
         crate::memory::extract_now(&self.inner, chat, connection, model).await
     }
 
+    /// Translates a message and stores the translation on it (`tavo translate`, `POST
+    /// /api/messages/{id}/translate`); see [`crate::translate`].
+    pub async fn translate_message(
+        &self,
+        message: i64,
+        language: Option<String>,
+        connection: Option<String>,
+    ) -> Result<crate::translate::Translation, crate::translate::TranslateError> {
+        crate::translate::translate(
+            &self.inner.store,
+            &self.inner.client,
+            &self.inner.gate,
+            message,
+            language,
+            connection,
+        )
+        .await
+    }
+
     /// Waits until the automatic memory extractions started after replies have ended (a CLI
     /// process waits for them before it exits; a server never needs to).
     pub async fn wait_background(&self) {

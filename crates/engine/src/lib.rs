@@ -40,6 +40,7 @@ pub mod status;
 mod summary;
 mod task;
 mod toolcall;
+pub mod translate;
 
 pub use control::{Cancelled, Control};
 pub use engine::{Engine, ReplyHandle, ReplyRequest, START_HOLD, STARTING_CONCURRENCY};

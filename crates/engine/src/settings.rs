@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 20] = [
+pub const SETTINGS: [SettingSpec; 23] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -131,6 +131,21 @@ pub const SETTINGS: [SettingSpec; 20] = [
         key: crate::memory::PROMPT_SETTING,
         kind: Kind::Text { max_len: 20_000 },
         about: "long-term memory: the extraction prompt, with {{char}}, {{user}}, {{memories}} and {{messages}} (default: the built-in prompt `tavo memory prompt` prints)",
+    },
+    SettingSpec {
+        key: crate::translate::LANGUAGE_SETTING,
+        kind: Kind::Text { max_len: 100 },
+        about: "message translation: the target language (default English; a chat's translation.language and `tavo translate --to` win)",
+    },
+    SettingSpec {
+        key: crate::translate::CONNECTION_SETTING,
+        kind: Kind::Text { max_len: 200 },
+        about: "message translation: the connection translations use (default: the default connection)",
+    },
+    SettingSpec {
+        key: crate::translate::PROMPT_SETTING,
+        kind: Kind::Text { max_len: 20_000 },
+        about: "message translation: the prompt template; must keep {{language}} and {{content}} (default: the built-in prompt)",
     },
     SettingSpec {
         key: crate::group::CONNECTION_SETTING,

@@ -22,5 +22,6 @@ pub mod serve;
 pub mod settings;
 pub mod show;
 pub mod tool;
+pub mod translate;
 pub mod var;
 pub mod web;

@@ -18,6 +18,7 @@ pub mod pages;
 pub mod plugins;
 pub mod replies;
 pub mod transfer;
+pub mod translate;
 pub mod workbench;
 
 use axum::Router;
@@ -110,6 +111,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::events))
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
+        .routes(routes!(translate::translate))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()

@@ -1,0 +1,56 @@
+//! `POST /api/messages/{id}/translate`: a message translated and the translation stored on it
+//! (`translation: {language, text, at}`), the same `Engine::translate_message` `tavo translate`
+//! runs.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use tavo_engine::translate::{TranslateError, Translation};
+
+use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::state::AppState;
+
+/// What to translate into, on which connection.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct TranslateBody {
+    /// Target language (default: the chat's, else `translation.language`, else English).
+    pub language: Option<String>,
+    /// Connection name (default: the chat's, else `translation.connection`, else the default).
+    pub connection: Option<String>,
+}
+
+fn translate_error(e: TranslateError) -> ApiError {
+    let status = match e.code() {
+        "resource_not_found" => StatusCode::NOT_FOUND,
+        "invalid_arguments" => StatusCode::BAD_REQUEST,
+        "unavailable" => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, e.code(), e.to_string())
+}
+
+/// Translates one message.
+#[utoipa::path(post, path = "/api/messages/{id}/translate", tag = "chats",
+    params(("id" = i64, Path)),
+    request_body = TranslateBody,
+    responses((status = 200, description = "`{messageId, language, text, connection}`", body = Object),
+              (status = 400, description = "Nothing to translate, a template without its placeholders, no connection", body = ErrorBody),
+              (status = 404, description = "No such message", body = ErrorBody),
+              (status = 502, description = "The provider failed", body = ErrorBody)))]
+pub async fn translate(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: Option<Json<TranslateBody>>,
+) -> ApiResult<Json<Translation>> {
+    let b = body.map(|Json(b)| b).unwrap_or_default();
+    let done = state
+        .replies
+        .engine()
+        .translate_message(id, b.language, b.connection)
+        .await
+        .map_err(translate_error)?;
+    state.hub.library("message", "updated", Some(id));
+    Ok(Json(done))
+}

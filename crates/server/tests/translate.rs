@@ -1,0 +1,123 @@
+//! `POST /api/messages/{id}/translate`: the request carries the template with the language and
+//! the text, the answer is stored on the message beside the untouched original, and a template
+//! without its placeholders, a missing message and an empty one are refused with nothing stored.
+
+mod common;
+
+use common::{TestServer, client, json_of, make_chat};
+use serde_json::json;
+use tavo_model::{ChatId, Message, MessageId, Role};
+use tavo_testkit::{MockProvider, Script, Turn, Wire};
+
+#[tokio::test]
+async fn a_message_is_translated_and_the_translation_kept_beside_it() {
+    let s = TestServer::start().await;
+    let mock = MockProvider::start(Script::new(vec![Turn::text("Bonjour, voyageur.")]))
+        .await
+        .expect("mock");
+    let r = client()
+        .post(s.url("/api/connections"))
+        .json(&json!({"name": "mock", "source": "custom", "protocol": "openai-chat",
+                      "baseUrl": mock.base_url(Wire::OpenaiChat), "model": "mock-model", "apiKey": "sk-mock-0123456789abcdef"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let chat = make_chat(&s.store, "translate");
+    let id = s
+        .store
+        .message_append(
+            ChatId(chat),
+            &Message::new(Role::Assistant, "Hello, {{user}} traveller."),
+        )
+        .expect("append");
+    let empty = s
+        .store
+        .message_append(ChatId(chat), &Message::new(Role::User, "  "))
+        .expect("append");
+
+    let url = |m: i64| s.url(&format!("/api/messages/{m}/translate"));
+    let (st, t) = json_of(
+        client()
+            .post(url(id.0))
+            .json(&json!({"language": "French"}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(st, 200, "{t}");
+    assert_eq!(
+        (
+            t["language"].clone(),
+            t["text"].clone(),
+            t["connection"].clone()
+        ),
+        (json!("French"), json!("Bonjour, voyageur."), json!("mock"))
+    );
+    let sent = mock.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(
+        sent.contains("into French") && sent.contains("Hello, {{user}} traveller."),
+        "{sent}"
+    );
+    let stored = s
+        .store
+        .message_get(MessageId(id.0))
+        .expect("read")
+        .expect("message");
+    assert_eq!(
+        stored.content, "Hello, {{user}} traveller.",
+        "the original is untouched"
+    );
+    assert_eq!(stored.extra["translation"]["text"], "Bonjour, voyageur.");
+    assert_eq!(stored.extra["translation"]["language"], "French");
+
+    let (st, e) = json_of(
+        client()
+            .post(url(9999))
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(
+        (st, e["error"]["code"].clone()),
+        (404, json!("resource_not_found"))
+    );
+    let (st, _) = json_of(
+        client()
+            .post(url(empty.0))
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(st, 400);
+    s.store
+        .setting_set("translation.prompt", &json!("Translate this."))
+        .expect("setting");
+    let (st, e) = json_of(
+        client()
+            .post(url(id.0))
+            .json(&json!({}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(st, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("{{content}}"),
+        "{e}"
+    );
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "a refused translation sends nothing"
+    );
+}
