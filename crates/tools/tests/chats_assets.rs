@@ -516,3 +516,63 @@ async fn chats_clone_with_their_messages() {
         Some(tavo_tools::ErrorCode::ResourceNotFound)
     );
 }
+
+#[tokio::test]
+async fn the_model_door_sets_a_group_reply_mode_and_leaving_unmutes() {
+    let lib = Lib::new();
+    let mut members = Vec::new();
+    for name in ["Ann", "Bo"] {
+        let id = lib
+            .ok(
+                None,
+                "tavo_character_create",
+                json!({"character": {"name": name, "firstMes": format!("{name} here")}}),
+            )
+            .await["id"]
+            .as_i64()
+            .unwrap_or_default();
+        members.push(id);
+    }
+    let created = lib
+        .ok(
+            None,
+            "tavo_chat_create",
+            json!({"chat": {"characters": members, "replyMode": "designated"}}),
+        )
+        .await;
+    let chat = created["id"].as_i64().unwrap_or_default();
+    assert_eq!(created["replyMode"], "designated", "{created}");
+    assert_eq!(
+        lib.store.message_count(ChatId(chat)).unwrap_or(0),
+        2,
+        "each member greets"
+    );
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_chat_update",
+            json!({"chat": {"replyMode": "pooled"}}),
+        )
+        .await;
+    assert_eq!(e["code"], "invalid_arguments", "{e}");
+    let muted = tavo_tools::group::set_muted(
+        &lib.store,
+        ChatId(chat),
+        tavo_model::CharacterId(members[1]),
+        true,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(muted["mutedCharacterIds"], json!([members[1]]));
+    let updated = lib
+        .ok(
+            Some(chat),
+            "tavo_chat_update",
+            json!({"chat": {"replyMode": "all", "characters": [members[0]]}}),
+        )
+        .await;
+    assert_eq!(updated["replyMode"], "all");
+    assert!(
+        updated.get("mutedCharacterIds").is_none(),
+        "a member who left is no longer muted: {updated}"
+    );
+}
