@@ -79,6 +79,7 @@ test('an outside tool asks first: Allow runs it, Deny does not', async () => {
   const dialog = page.getByRole('dialog');
   await dialog.getByRole('button', { name: 'Allow' }).waitFor({ timeout: 20000 });
   assert.match(await dialog.textContent() ?? '', /mcp_everything_get-sum/);
+  assert.match(await dialog.textContent() ?? '', /outside MCP server/, 'the dialog says whose tool it is');
   assert.match(await dialog.getByLabel('Arguments').textContent() ?? '', /"a": 2/);
   await shot(page, 'mcp-server-approval');
   await dialog.getByRole('button', { name: 'Allow' }).click();
