@@ -1,6 +1,7 @@
 //! The `export_*` entry points.
 
 use crate::card::{self, CardSpec};
+use crate::charx::CharxAsset;
 use crate::error::{FormatError, Result};
 use crate::{charx, chat, lorebook, native, png, preset, regex};
 use serde_json::{Value, json};
@@ -111,6 +112,29 @@ pub fn export_character(
     avatar: Option<&[u8]>,
     f: ExportFormat,
 ) -> Result<Vec<u8>> {
+    export_character_with_assets(c, lorebook, regex, avatar, &[], f)
+}
+
+/// Whether a file extension names image type `t` (`jpeg` and `jpg` both name JPEG).
+fn extension_fits(t: ImageType, ext: &str) -> bool {
+    ext.eq_ignore_ascii_case(t.extension())
+        || (t == ImageType::Jpeg
+            && (ext.eq_ignore_ascii_case("jpg") || ext.eq_ignore_ascii_case("jpeg")))
+}
+
+/// [`export_character`] with the files a charx card carried besides its avatar (sprites,
+/// backgrounds, `x_meta/`, modules): a `charx` export writes each back at its own path, and the
+/// avatar where the card's `assets` list puts its main icon when that path has the avatar's
+/// image type, so import → export keeps the archive's members and the card's `assets` list.
+/// Other formats have no place for them and ignore them.
+pub fn export_character_with_assets(
+    c: &Character,
+    lorebook: Option<&Lorebook>,
+    regex: Option<&RegexGroup>,
+    avatar: Option<&[u8]>,
+    assets: &[CharxAsset],
+    f: ExportFormat,
+) -> Result<Vec<u8>> {
     match f {
         ExportFormat::Ccv3Json => pretty(&card::to_json(c, lorebook, regex, CardSpec::V3)),
         ExportFormat::Ccv2Json => pretty(&card::to_json(c, lorebook, regex, CardSpec::V2)),
@@ -130,7 +154,17 @@ pub fn export_character(
             // Any image type is kept as it is (a WebP icon stays WebP), under its own extension.
             let image = avatar.and_then(|a| Some((a, ImageType::sniff(a)?)));
             let avatar = image.map(|(a, _)| a);
-            if let Some((_, image)) = image
+            // The card's own main icon path, when the avatar can go back there as it is.
+            let avatar_at = image.and_then(|(_, t)| {
+                charx::main_icon_path(&card)
+                    .filter(|p| {
+                        p.rsplit_once('.')
+                            .is_some_and(|(_, e)| extension_fits(t, e))
+                    })
+                    .filter(|p| !assets.iter().any(|a| &a.path == p))
+            });
+            if avatar_at.is_none()
+                && let Some((_, image)) = image
                 && let Some(Value::Object(data)) = card.get_mut("data")
             {
                 let uri = format!("embeded://{}", charx::avatar_path(image));
@@ -146,7 +180,7 @@ pub fn export_character(
                     );
                 }
             }
-            charx::write(&pretty(&card)?, avatar)
+            charx::write(&pretty(&card)?, avatar, avatar_at.as_deref(), assets)
         }
         ExportFormat::Tavo => {
             let env = native::envelope(

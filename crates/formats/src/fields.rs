@@ -102,6 +102,7 @@ pub const CHAT: &[&str] = &[
     "background",
     "advancedRendering",
     "creationDate",
+    "replyMode",
 ];
 /// `Message` fields.
 pub const MESSAGE: &[&str] = &[

@@ -30,6 +30,9 @@ pub enum Imported {
         lorebook: Option<Lorebook>,
         /// From `extensions.regex_scripts`.
         regex: Option<RegexGroup>,
+        /// A charx card's other members (sprites, backgrounds, `x_meta/`, modules), to be kept
+        /// and written back by a charx export; empty for every other format.
+        assets: Vec<charx::CharxAsset>,
     },
     /// A persona.
     Persona(Persona),
@@ -230,6 +233,7 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: AssetKind, stem: &str) -> Resu
                     avatar: None,
                     lorebook: None,
                     regex: None,
+                    assets: Vec::new(),
                 });
             }
             if !card::looks_like_card(v) {
@@ -247,6 +251,7 @@ fn read_json_kind(ctx: &mut Ctx, v: &Value, kind: AssetKind, stem: &str) -> Resu
                 avatar: None,
                 lorebook,
                 regex,
+                assets: Vec::new(),
             })
         }
         AssetKind::Lorebook => {
@@ -346,6 +351,7 @@ fn read_native(ctx: &mut Ctx, env: &Value, kind: Option<AssetKind>) -> Result<Im
             avatar: native::avatar(env)?,
             lorebook: native::optional(env, "lorebook")?,
             regex: native::optional(env, "regex")?,
+            assets: Vec::new(),
         },
         AssetKind::Persona => Imported::Persona(native::data(env)?),
         AssetKind::Preset => Imported::Preset {
@@ -444,6 +450,7 @@ fn read_png(ctx: &mut Ctx, bytes: &[u8]) -> Result<Imported> {
         avatar: Some(avatar),
         lorebook: parts.lorebook,
         regex: parts.regex,
+        assets: Vec::new(),
     })
 }
 
@@ -458,6 +465,7 @@ fn read_charx(ctx: &mut Ctx, bytes: &[u8]) -> Result<Imported> {
         avatar: contents.avatar,
         lorebook: parts.lorebook,
         regex: parts.regex,
+        assets: contents.assets,
     })
 }
 

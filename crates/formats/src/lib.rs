@@ -29,7 +29,7 @@ pub use chat::ImportedChat;
 pub use dates::parse_st_date;
 pub use error::{FormatError, Warning};
 pub use export::{
-    ExportFormat, export_character, export_chat, export_lorebook, export_persona, export_preset,
-    export_regex,
+    ExportFormat, export_character, export_character_with_assets, export_chat, export_lorebook,
+    export_persona, export_preset, export_regex,
 };
 pub use import::{ImportOutcome, Imported, import_bytes};

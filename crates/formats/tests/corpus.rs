@@ -88,6 +88,7 @@ fn export_all(imp: &Imported, f: ExportFormat) -> Vec<(&'static str, Vec<u8>)> {
             avatar,
             lorebook,
             regex,
+            ..
         } => {
             let cf = match f {
                 ExportFormat::St | ExportFormat::Jsonl | ExportFormat::Ccv3 => {

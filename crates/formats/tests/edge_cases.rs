@@ -59,6 +59,7 @@ fn export_main(imp: &Imported, f: ExportFormat) -> Vec<u8> {
             avatar,
             lorebook,
             regex,
+            ..
         } => {
             let cf = if f == ExportFormat::Tavo {
                 f

@@ -82,6 +82,7 @@ fn export_same_family(imp: &Imported) -> Vec<u8> {
             avatar,
             lorebook,
             regex,
+            ..
         } => export_character(
             character,
             lorebook.as_ref(),

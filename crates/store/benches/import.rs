@@ -55,6 +55,7 @@ fn import_one(store: &Store, bytes: &[u8], name: &str) {
             avatar,
             lorebook,
             regex,
+            ..
         } => {
             store
                 .import_character(

@@ -117,6 +117,11 @@ impl FileStore {
         Self { root: root.into() }
     }
 
+    /// The storage's root directory (`<data>/files`).
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     fn scope_dir(&self, scope: FileScope) -> PathBuf {
         match scope {
             FileScope::Chat(id) => self.root.join("chat").join(id.to_string()),

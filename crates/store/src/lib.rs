@@ -14,6 +14,7 @@ mod assets;
 mod audit;
 mod avatars;
 mod backup;
+mod card_files;
 mod chats;
 mod delegate;
 mod error;
@@ -33,6 +34,7 @@ pub use assets::{Asset, AssetKind, AssetSummary};
 pub use audit::{AUDIT_CAPACITY, AuditEntry};
 pub use avatars::Avatar;
 pub use backup::{Replaced, schema_version};
+pub use card_files::check_card_path;
 pub use error::{Result, StoreError};
 pub use files::{FileEntry, FilePage, FileScope, FileStore};
 pub use import::{CardBindings, CharacterExport, ChatImportResult, image_mime_type};
@@ -77,8 +79,6 @@ delegate::store_shorthands! {
     read fn asset_summaries(&self, kind: AssetKind) -> Vec<AssetSummary>;
     /// Ids of the assets whose name matches.
     read fn asset_find_ids(&self, kind: AssetKind, query: &str, mode: NameMatch) -> Vec<i64>;
-    /// Deletes an asset by kind (use [`Store::chat_delete`] for chats, which also removes files).
-    write fn asset_delete(&self, kind: AssetKind, id: i64) -> bool;
 
     /// Creates a chat.
     write fn chat_create(&self, chat: &Chat) -> ChatId;
@@ -188,6 +188,17 @@ delegate::store_shorthands! {
 
 /// Generic asset shorthands, each in its own transaction.
 impl Store {
+    /// Deletes an asset by kind (use [`Store::chat_delete`] for chats, which also removes
+    /// files); a character's card files ([`FileStore::save_card_files`]) are removed after the
+    /// row's transaction commits.
+    pub fn asset_delete(&self, kind: AssetKind, id: i64) -> Result<bool> {
+        let existed = self.write(|tx| tx.asset_delete(kind, id))?;
+        if kind == AssetKind::Character {
+            self.files().delete_card_files(id)?;
+        }
+        Ok(existed)
+    }
+
     /// Stores a new asset; returns its id. See [`Tx::create`].
     pub fn create<A: Asset>(&self, asset: &A) -> Result<A::Id> {
         self.write(|tx| tx.create(asset))

@@ -196,12 +196,17 @@ fn store_imported(
             avatar,
             lorebook,
             regex,
+            assets,
         } => {
-            let r = store.import_character(
+            // A charx card's other members are kept as the character's card files.
+            let files: Vec<(String, Vec<u8>)> =
+                assets.into_iter().map(|a| (a.path, a.bytes)).collect();
+            let r = store.import_character_with_files(
                 &character,
                 avatar.as_deref(),
                 lorebook.as_ref(),
                 regex.as_ref(),
+                &files,
             )?;
             vec![
                 (K::Character.id_key(), Some(r.character_id.0)),
@@ -360,11 +365,23 @@ pub fn export_asset(
     let (bytes, name) = match kind {
         AssetKind::Character => {
             let parts = store.character_export_parts(id.into()).map_err(read)?;
-            let bytes = tavo_formats::export_character(
+            // Only a charx has a place for the card's own files (sprites, `x_meta/` …).
+            let assets: Vec<tavo_formats::charx::CharxAsset> = if format == ExportFormat::Charx {
+                store
+                    .character_card_files(id.into())
+                    .map_err(read)?
+                    .into_iter()
+                    .map(|(path, bytes)| tavo_formats::charx::CharxAsset { path, bytes })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let bytes = tavo_formats::export_character_with_assets(
                 &parts.character,
                 parts.lorebook.as_ref(),
                 parts.regex.as_ref(),
                 parts.avatar.as_ref().map(|a| a.bytes.as_slice()),
+                &assets,
                 format,
             )
             .map_err(unsupported)?;
@@ -502,5 +519,46 @@ mod tests {
             panic!("a character");
         };
         assert_eq!(avatar, Some(webp));
+    }
+
+    #[test]
+    fn charx_assets_are_kept_as_card_files_and_written_back() {
+        use std::io::{Read as _, Write as _};
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open(dir.path()).expect("store");
+        let card = br#"{"spec":"chara_card_v3","data":{"name":"Risu","first_mes":"x","assets":[{"type":"emotion","uri":"embeded://assets/other/image/smile.png","name":"smile","ext":"png"}]}}"#;
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, bytes) in [
+            ("card.json", card.as_slice()),
+            ("assets/other/image/smile.png", b"smile".as_slice()),
+            ("x_meta/smile.json", b"{}".as_slice()),
+        ] {
+            w.start_file(name, opts).expect("start");
+            w.write_all(bytes).expect("write");
+        }
+        let charx = w.finish().expect("zip").into_inner();
+        let imported = import_file(&store, &charx, "risu.charx", None).expect("import");
+        let id = imported.main_id().expect("id");
+        let on_disk = dir
+            .path()
+            .join(format!("files/character/{id}/assets/other/image/smile.png"));
+        assert_eq!(std::fs::read(&on_disk).expect("stored"), b"smile");
+        let exported = export_asset(&store, AssetKind::Character, id, Some(ExportFormat::Charx))
+            .expect("export");
+        let mut a = zip::ZipArchive::new(std::io::Cursor::new(exported.bytes)).expect("zip");
+        let mut smile = Vec::new();
+        a.by_name("assets/other/image/smile.png")
+            .expect("member")
+            .read_to_end(&mut smile)
+            .expect("read");
+        assert_eq!(smile, b"smile");
+        assert!(a.by_name("x_meta/smile.json").is_ok());
+        assert!(
+            store
+                .asset_delete(AssetKind::Character, id)
+                .expect("delete")
+        );
+        assert!(!on_disk.exists(), "deleted with the character");
     }
 }
