@@ -231,3 +231,21 @@ export async function putBytes(path, blob) {
   if (!res.ok) throw await errorOf(res);
   return null;
 }
+
+/**
+ * Sends raw bytes (a plugin package) with `POST` and answers the JSON reply.
+ * @param {string} path @param {Blob} blob @param {string} [filename] named in the server's messages
+ */
+export async function postBytes(path, blob, filename) {
+  /** @type {Record<string, string>} */
+  const headers = { 'X-Tavo-Request': '1', 'Content-Type': 'application/zip', Accept: 'application/json' };
+  if (filename) headers['X-Filename'] = encodeURIComponent(filename);
+  let res;
+  try {
+    res = await fetch(path, { method: 'POST', body: blob, headers, credentials: 'same-origin' });
+  } catch (e) {
+    throw new ApiError(0, 'network', 'cannot reach the tavo server: ' + String(e));
+  }
+  if (!res.ok) throw await errorOf(res);
+  return res.status === 204 ? null : res.json();
+}

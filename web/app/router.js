@@ -8,7 +8,7 @@ import { signal } from '@preact/signals';
  *   | {name: 'chats'} | {name: 'settings'} | {name: 'notfound', path: string}
  *   | {name: 'characterEdit', id: number} | {name: 'preset', id: number} | {name: 'lorebook', id: number}
  *   | {name: 'regex', id: number} | {name: 'prompt', id: number} | {name: 'themes'}
- *   | {name: 'assets', kind: 'preset'|'lorebook'|'regex'}} Route
+ *   | {name: 'assets', kind: 'preset'|'lorebook'|'regex'} | {name: 'plugins'} | {name: 'plugin', id: string}} Route
  */
 
 /** @param {string} path @returns {Route} */
@@ -20,6 +20,10 @@ export function parse(path) {
   if ((m = /^\/chats\/(\d+)$/.exec(p))) return { name: 'chat', id: Number(m[1]) };
   if (p === '/chats') return { name: 'chats' };
   if (p === '/settings') return { name: 'settings' };
+  // Plugins (issue 20): the list, and one plugin's settings page. Plugin ids have dots, and an
+  // address whose last segment has one is a file to the server, so the page ends in /settings.
+  if (p === '/settings/plugins') return { name: 'plugins' };
+  if ((m = /^\/settings\/plugins\/([^/]+)(?:\/settings)?$/.exec(p))) return { name: 'plugin', id: decodeURIComponent(m[1]) };
   // The workbench (issue 16): editors, the prompt inspector, themes.
   if ((m = /^\/characters\/(\d+)\/edit$/.exec(p))) return { name: 'characterEdit', id: Number(m[1]) };
   if ((m = /^\/(presets|lorebooks|regex)\/(\d+)$/.exec(p))) {

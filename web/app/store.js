@@ -170,6 +170,8 @@ export async function createChat(spec) {
 export const liveReplies = signal({});
 /** Bumped on `library` events, so screens that show the library re-read it. */
 export const libraryTick = signal(0);
+/** Other modules' listeners of `library` events (the plugins' runtime list). @type {Set<(data: any) => void>} */
+export const libraryListeners = new Set();
 
 let globalAbort = /** @type {AbortController | null} */ (null);
 
@@ -197,6 +199,7 @@ function startGlobalEvents() {
         liveReplies.value = next;
       } else if (ev.event === 'library') {
         libraryTick.value++;
+        for (const f of libraryListeners) f(ev.data);
         if (ev.data.kind === 'character') loadCharacters();
         if (ev.data.kind === 'setting') loadRendering();
       } else if (ev.event === 'reload') {
@@ -723,7 +726,7 @@ export function allowCardScripts(card) {
  * at a time by BubbleDialogs.
  * @typedef {{kind: 'confirm', title: string, text: string}
  *   | {kind: 'select', title: string, options: {value: string, label: string, description?: string, subtitle?: string}[], defaultValue?: string}
- *   | {kind: 'preview', src: string}} BubbleAsk
+ *   | {kind: 'preview', src: string} | {kind: 'notice', title: string, text: string}} BubbleAsk
  * @typedef {BubbleAsk & {id: number, resolve: (v: any) => void}} BubbleRequest
  */
 export const bubbleRequests = signal(/** @type {BubbleRequest[]} */ ([]));

@@ -115,7 +115,8 @@ export async function startTavo(opts = {}) {
 
 /**
  * Chromium from the distribution; fails (never skips) when it is missing.
- * @param {{bypassCSP?: boolean}} [opts] bypassCSP lets a test inject axe-core.
+ * @param {{bypassCSP?: boolean, locale?: string}} [opts] bypassCSP lets a test inject axe-core; locale is the
+ *   browser's language (navigator.language).
  */
 export async function launchBrowser(opts = {}) {
   if (!existsSync(CHROMIUM)) {
@@ -131,6 +132,7 @@ export async function launchBrowser(opts = {}) {
     ],
     viewport: { width: 1280, height: 860 },
     bypassCSP: !!opts.bypassCSP,
+    ...(opts.locale ? { locale: opts.locale } : {}),
   });
   return {
     context,

@@ -7,7 +7,8 @@
 // before a destructive call.
 
 import { get, op, ApiError } from '../api.js';
-import { chatView, currentReply, setDraft, startReply, refreshTail, updateChat, toast, askBubble } from '../store.js';
+import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble } from '../store.js';
+import { sendInput } from '../plugins/send.js';
 
 /**
  * What the bridge knows of the frame that called.
@@ -155,7 +156,8 @@ def('message.get', async (c, [ref]) => {
   if (!Number.isInteger(ref) && !(ref && Number.isInteger(ref.id))) return null;
   return soft(call(c, 'tavo_message_get', { id: ref && typeof ref === 'object' ? ref.id : ref }), messageOut, null);
 });
-def('message.current', (c) => soft(call(c, 'tavo_message_get', { id: c.messageId }), messageOut, null));
+// A frame without a message (a plugin's entry, a /chat fragment) has no current message.
+def('message.current', async (c) => (c.messageId ? soft(call(c, 'tavo_message_get', { id: c.messageId }), messageOut, null) : null));
 def('message.count', (c) => strict(call(c, 'tavo_message_count', {}), (r) => r.count));
 def('message.append', async (c, [m]) => {
   const msg = plainObject(m, 'tavo.message.append(message)');
@@ -267,8 +269,8 @@ def('input.send', async (c) => {
   if (!text) return { ok: false, reason: 'rejected', text, message: 'the input is empty' };
   if (!(await allowed(c, 'send a message for you'))) return { ok: false, reason: 'cancelled', text, cancelledBy: 'user' };
   try {
-    await startReply('normal', text);
-    return { ok: true, text };
+    // Through the input hooks, as the Send button (Tavo: `source: 'tavojs'`).
+    return await sendInput(text, 'tavojs');
   } catch (e) {
     return { ok: false, reason: e instanceof ApiError && e.code === 'busy' ? 'busy' : 'rejected', text, message: e instanceof Error ? e.message : String(e) };
   }

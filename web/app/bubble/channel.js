@@ -20,8 +20,11 @@ export const MAX_HEIGHT = 4000;
 const open = new Set();
 
 /**
- * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}}} FrameInfo
- * @typedef {{onSize: (h: number) => void, onStop: (reason: string) => void, onLog: (text: string) => void, onKeep: () => void}} FrameHooks
+ * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}, plugin?: any, entry?: string}} FrameInfo
+ *   `plugin` (a plugin's frame: its id, fragment id, config, i18n) becomes `tavo.plugin`; `entry` is the plugin's
+ *   entry code, run with the lexical `tavo`. A frame without a message has `messageId` 0.
+ * @typedef {{onSize: (h: number) => void, onStop: (reason: string) => void, onLog: (text: string) => void, onKeep: () => void,
+ *   onPlugin?: (d: any) => void}} FrameHooks
  */
 
 export class Channel {
@@ -45,6 +48,7 @@ export class Channel {
     /** 'blank' → (load) 'starting' → (written) 'written' → (its load) 'running' */
     this.state = 'blank';
     this.loads = 0;
+    this.initSent = false;
     this.calls = 0;
     /** The frame's questions to the user (see bridge.js askUser). */
     this.dialogs = { open: 0, cancelled: 0 };
@@ -62,15 +66,18 @@ export class Channel {
    * itself away (a link, a meta refresh, a form): it is stopped. */
   async loaded() {
     this.loads++;
-    if (this.state === 'written') {
+    // The written document's load can overtake the runtime's `written` message (the frame is
+    // another process): before the card's document exists, nothing but that write loads.
+    if (this.state === 'written' || (this.state === 'starting' && this.loads === 2 && this.initSent)) {
       this.state = 'running';
       return;
     }
     if (this.state !== 'blank') return this.stop('the bubble tried to navigate away');
     this.state = 'starting';
-    const vars = await get(`/api/chats/${this.info.chatId}/variables?message=${this.info.messageId}`).catch(() => null);
+    const vars = await get(`/api/chats/${this.info.chatId}/variables${this.info.messageId ? `?message=${this.info.messageId}` : ''}`).catch(() => null);
     if (this.stopped || !this.iframe.contentWindow) return;
     const style = getComputedStyle(this.iframe.parentElement || document.body);
+    this.initSent = true;
     this.iframe.contentWindow.postMessage(
       {
         type: 'tavo-init',
@@ -80,6 +87,8 @@ export class Channel {
         vars,
         base: `${location.origin}/api/chats/${this.info.chatId}/`,
         look: { color: style.color, font: style.font, scheme: getComputedStyle(document.documentElement).colorScheme },
+        plugin: this.info.plugin,
+        entry: this.info.entry,
       },
       '*',
       [this.channel.port2],
@@ -100,6 +109,10 @@ export class Channel {
     }
     if (d.type === 'written') {
       if (this.state === 'starting') this.state = 'written';
+      return;
+    }
+    if (d.type === 'plugin') {
+      if (this.hooks.onPlugin) this.hooks.onPlugin(d);
       return;
     }
     if (d.type === 'log') {
@@ -175,6 +188,11 @@ export class Channel {
     });
   }
 
+  /** A message of the app to the frame (a plugin's hook or action, new config). @param {any} msg */
+  post(msg) {
+    if (!this.stopped) this.port.postMessage(msg);
+  }
+
   /** @param {any} vars */
   pushVars(vars) {
     if (!this.stopped && vars) this.port.postMessage({ type: 'vars', vars });
@@ -210,7 +228,7 @@ function varsChanged(from) {
     refresh.delete(chat);
     for (const ch of open) {
       if (ch === from || ch.info.chatId !== chat || ch.stopped) continue;
-      get(`/api/chats/${chat}/variables?message=${ch.info.messageId}`).then((v) => ch.pushVars(v), () => {});
+      get(`/api/chats/${chat}/variables${ch.info.messageId ? `?message=${ch.info.messageId}` : ''}`).then((v) => ch.pushVars(v), () => {});
     }
   }, 150));
 }

@@ -45,7 +45,169 @@
       else p.reject(new Error(String(d.error || 'failed')));
     } else if (d.type === 'vars' && d.vars) {
       vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
+    } else if (d.type === 'plugin-invoke' || d.type === 'plugin-dispatch') {
+      invoke(d);
+    } else if (d.type === 'plugin-config' && d.config && typeof d.config === 'object') {
+      pluginConfig = d.config;
+    } else if (d.type === 'plugin-i18n' && d.i18n && typeof d.i18n === 'object' && i18nState) {
+      i18nState = d.i18n;
+      for (const h of [...i18nListeners]) {
+        try {
+          h();
+        } catch (e) {
+          console.error(e);
+        }
+      }
     }
+  }
+
+  // ---- plugins (Tavo §6.7): tavo.plugin, hooks and actions run on the app's request ---------
+
+  /** Registered handlers by id, in registration order: {key, fn}. @type {Map<number, {key: string, fn: Function}>} */
+  const handlers = new Map();
+  let handlerSeq = 0;
+  /** @type {Record<string, any>} */
+  let pluginConfig = {};
+  /** @type {{requestedLocale: string, locale: string, defaultLocale: string, supportedLocales: string[], catalog: Record<string, string>} | null} */
+  let i18nState = null;
+  /** @type {Set<Function>} */
+  const i18nListeners = new Set();
+
+  /** @param {any} msg */
+  function toApp(msg) {
+    if (port) port.postMessage({ type: 'plugin', ...msg });
+  }
+
+  /** @param {string} key @param {Function} fn */
+  function register(key, fn) {
+    if (typeof key !== 'string' || !key) throw new Error('tavo.plugin.on needs an event type (a non-empty string)');
+    if (typeof fn !== 'function') throw new Error(`tavo.plugin.on(${JSON.stringify(key)}) needs a handler function`);
+    const hid = ++handlerSeq;
+    handlers.set(hid, { key, fn });
+    toApp({ what: 'on', key, hid });
+    return () => {
+      if (handlers.delete(hid)) toApp({ what: 'off', key, hid });
+    };
+  }
+
+  /** The event a handler sees: read-only fields, a writable text, cancel() where allowed. @param {any} payload @param {boolean} cancellable */
+  function eventOf(payload, cancellable) {
+    /** @type {Record<string, any>} */
+    const ev = {};
+    const state = { cancelled: false, reason: /** @type {string|null} */ (null) };
+    for (const k of Object.keys(payload || {})) {
+      if (k === 'text') continue;
+      Object.defineProperty(ev, k, { value: payload[k], enumerable: true, writable: false, configurable: false });
+    }
+    if (payload && 'text' in payload) ev.text = payload.text;
+    if (cancellable) {
+      Object.defineProperty(ev, 'cancel', {
+        value: (/** @type {any} */ reason) => {
+          state.cancelled = true;
+          state.reason = reason == null ? null : String(reason);
+        },
+        enumerable: false,
+      });
+    }
+    return { ev, state };
+  }
+
+  /** @param {any} d */
+  function invoke(d) {
+    const id = d.id;
+    /** @param {any} r */
+    const reply = (r) => toApp({ what: 'result', id, ...r });
+    /** @param {any} e */
+    const message = (e) => String((e && e.message) || e);
+    if (d.type === 'plugin-dispatch') {
+      const list = [...handlers.values()].filter((h) => h.key === d.key);
+      if (!list.length) return reply({ ok: false, missing: true });
+      /** @type {Promise<any>[]} */
+      const runs = [];
+      try {
+        // An action handler gets no arguments; the app waits only for it to start (its
+        // rejection is reported afterwards).
+        for (const h of list) runs.push(Promise.resolve(h.fn()));
+      } catch (e) {
+        return reply({ ok: false, error: message(e) });
+      }
+      reply({ ok: true });
+      Promise.all(runs).catch((e) => toApp({ what: 'failed', key: d.key, error: message(e) }));
+      return;
+    }
+    const h = handlers.get(d.hid);
+    if (!h) return reply({ ok: false, missing: true });
+    const { ev, state } = eventOf(d.event, !!d.cancellable);
+    Promise.resolve()
+      .then(() => h.fn(ev))
+      .then(
+        () => reply({ ok: true, text: ev.text, cancelled: state.cancelled, reason: state.reason }),
+        (e) => reply({ ok: false, error: message(e) }),
+      );
+  }
+
+  /** {name} placeholders with string, finite number and boolean params. @param {string} text @param {any} params */
+  function fill(text, params) {
+    if (!params || typeof params !== 'object') return text;
+    return text.replace(/\{([^{}\s]+)\}/g, (all, name) => {
+      if (!Object.prototype.hasOwnProperty.call(params, name)) return all;
+      const v = params[name];
+      if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return String(v);
+      return all;
+    });
+  }
+
+  /** `tavo.plugin` for this frame. @param {any} p */
+  function pluginOf(p) {
+    pluginConfig = p.config && typeof p.config === 'object' ? p.config : {};
+    i18nState = p.i18n && typeof p.i18n === 'object' ? p.i18n : null;
+    const declared = { inputActions: new Set(p.inputActions || []), sidebar: new Set(p.sidebar || []) };
+    /** @param {'inputActions'|'sidebar'} kind @param {any} id @param {Function} fn */
+    const action = (kind, id, fn) => {
+      if (typeof id !== 'string' || !id) throw new Error(`tavo.plugin.on${kind === 'sidebar' ? 'SidebarAction' : 'InputAction'} needs an action id (a non-empty string)`);
+      if (!declared[kind].has(id)) console.warn(`${kind}:${id} is not declared in the manifest; ids must match exactly`);
+      return register(`${kind}:${id}`, fn);
+    };
+    const i18n = i18nState
+      ? Object.freeze({
+          get requestedLocale() { return i18nState ? i18nState.requestedLocale : null; },
+          get locale() { return i18nState ? i18nState.locale : null; },
+          get defaultLocale() { return i18nState ? i18nState.defaultLocale : null; },
+          get supportedLocales() { return i18nState ? [...(i18nState.supportedLocales || [])] : []; },
+          /** @param {any} key @param {any} [params] */
+          t(key, params) {
+            const k = String(key);
+            const cat = (i18nState && i18nState.catalog) || {};
+            const text = Object.prototype.hasOwnProperty.call(cat, k) && typeof cat[k] === 'string' ? cat[k] : k;
+            return fill(text, params);
+          },
+          /** @param {any} handler */
+          onChange(handler) {
+            if (typeof handler !== 'function') throw new Error('tavo.plugin.i18n.onChange needs a function');
+            i18nListeners.add(handler);
+            return () => { i18nListeners.delete(handler); };
+          },
+        })
+      : null;
+    return Object.freeze({
+      pluginId: String(p.pluginId),
+      fragmentId: p.fragmentId == null ? null : String(p.fragmentId),
+      /** @param {any} id @param {any} fn */
+      onInputAction: (id, fn) => action('inputActions', id, fn),
+      /** @param {any} id @param {any} fn */
+      onSidebarAction: (id, fn) => action('sidebar', id, fn),
+      /** @param {any} type @param {any} fn */
+      on: (type, fn) => register(type, fn),
+      config: Object.freeze({
+        /** @param {any} key */
+        get(key) {
+          const k = String(key);
+          return Object.prototype.hasOwnProperty.call(pluginConfig, k) && pluginConfig[k] !== undefined ? clone(pluginConfig[k]) : null;
+        },
+        all: () => clone(pluginConfig) || {},
+      }),
+      i18n,
+    });
   }
 
   // ---- variables: synchronous reads of a snapshot, writes sent in order --------------------
@@ -228,6 +390,7 @@
     if (d.vars) vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
     port.onmessage = (ev) => onPortMessage(ev.data);
     window.removeEventListener('message', init);
+    if (d.plugin && typeof d.plugin === 'object') /** @type {any} */ (tavo).plugin = pluginOf(d.plugin);
     Object.defineProperty(window, 'tavo', { value: Object.freeze(tavo), writable: false, configurable: false, enumerable: true });
     /** @param {string} cmd */
     const triggerSlash = (cmd) => call('triggerSlash', [cmd]);
@@ -246,5 +409,14 @@
     if (document.body) ro.observe(document.body);
     window.addEventListener('load', reportSize);
     reportSize();
+    // A plugin's entry: its code with the unqualified lexical `tavo` as a parameter.
+    if (typeof d.entry === 'string') {
+      try {
+        new Function('tavo', d.entry + '\n//# sourceURL=plugin-entry.js')(/** @type {any} */ (window).tavo);
+      } catch (/** @type {any} */ e) {
+        port.postMessage({ type: 'log', level: 'error', text: 'entry: ' + String((e && e.message) || e) });
+      }
+      toApp({ what: 'ready' });
+    }
   });
 })();

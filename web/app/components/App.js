@@ -13,6 +13,8 @@ import { Toasts } from './Toasts.js';
 import { workbenchScreen } from './Workbench.js';
 import { AppTheme } from './AppTheme.js';
 import { BubbleDialogs } from './BubbleDialogs.js';
+import { PluginList } from './PluginList.js';
+import { PluginSettings } from './PluginSettings.js';
 
 export function App() {
   if (session.value === 'checking') return html`<div class="splash" aria-busy="true">tavo</div>`;
@@ -39,6 +41,12 @@ export function App() {
     case 'settings':
       screen = html`<${Settings} />`;
       break;
+    case 'plugins':
+      screen = html`<${PluginList} />`;
+      break;
+    case 'plugin':
+      screen = html`<${PluginSettings} key=${r.id} id=${r.id} />`;
+      break;
     default:
       screen = workbenchScreen(r) || html`<section class="screen"><h1>Not found</h1><p>Nothing lives at <code>${r.name === 'notfound' ? r.path : location.pathname}</code>.</p>
         <p><a href="/" onClick=${link}>Back to the library</a></p></section>`;
@@ -54,7 +62,7 @@ export function App() {
         ${nav('/lorebooks', 'Lorebooks', r.name === 'lorebook' || (r.name === 'assets' && r.kind === 'lorebook'))}
         ${nav('/regex', 'Regex', r.name === 'regex' || (r.name === 'assets' && r.kind === 'regex'))}
         ${nav('/themes', 'Themes', r.name === 'themes')}
-        ${nav('/settings', 'Settings', r.name === 'settings')}
+        ${nav('/settings', 'Settings', r.name === 'settings' || r.name === 'plugins' || r.name === 'plugin')}
       </nav>
     </header>
     <${AppTheme} />

@@ -18,8 +18,11 @@ const NEAR = '800px 0px';
 /** Bubbles that updated themselves with `reuseContext: true`: their next new copy keeps the frame. @type {Set<number>} */
 const keep = new Set();
 
-/** @param {{doc: string, chatId: number, messageId: number, card: {key: string, name: string}}} props */
-export function BubbleFrame({ doc, chatId, messageId, card }) {
+/**
+ * @param {{doc: string, chatId: number, messageId: number, card: {key: string, name: string}, plugin?: any, title?: string, bare?: boolean}} props
+ *   `plugin`, `title` and `bare` make it a plugin's fragment frame (its `tavo.plugin`, its own title, no script bar).
+ */
+export function BubbleFrame({ doc, chatId, messageId, card, plugin, title, bare }) {
   const slot = useRef(/** @type {HTMLDivElement|null} */ (null));
   const channel = useRef(/** @type {Channel|null} */ (null));
   const shownDoc = useRef(doc);
@@ -58,10 +61,10 @@ export function BubbleFrame({ doc, chatId, messageId, card }) {
     f.setAttribute('sandbox', 'allow-scripts');
     f.setAttribute('referrerpolicy', 'no-referrer');
     f.setAttribute('allow', DENY);
-    f.setAttribute('title', `Message of ${card.name} (runs scripts)`);
+    f.setAttribute('title', title || `Message of ${card.name} (runs scripts)`);
     f.className = 'bubble-frame';
     f.style.height = height + 'px';
-    const ch = new Channel(f, { chatId, messageId, card }, {
+    const ch = new Channel(f, { chatId, messageId, card, plugin }, {
       onSize: (h) => {
         f.style.height = h + 'px';
         setHeight(h);
@@ -85,7 +88,7 @@ export function BubbleFrame({ doc, chatId, messageId, card }) {
     ${stopped
       ? html`<p class="bubble-stopped muted" role="status">Scripts stopped: ${stopped}.
           <button type="button" class="small" onClick=${() => { setLogs([]); setStopped(null); setRun((n) => n + 1); }}>Run again</button></p>`
-      : html`<div class="bubble-bar muted">
+      : bare ? null : html`<div class="bubble-bar muted">
           <span title=${logs.join('\n')}>${logs.length ? `script · ${logs[logs.length - 1]}` : 'script'}</span>
           <button type="button" class="small" aria-label="Stop this message's scripts" onClick=${() => channel.current?.stop('stopped by you')}>Stop</button>
         </div>`}

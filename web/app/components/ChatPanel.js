@@ -8,6 +8,7 @@ import { link, navigate } from '../router.js';
 import { get } from '../api.js';
 import { chatView, updateChat, cloneChat, toast, errorText, libraryTick } from '../store.js';
 import { Avatar } from './Avatar.js';
+import { PluginSidebar } from './PluginSidebar.js';
 
 /** @typedef {{id: number, name: string}} Row */
 
@@ -112,6 +113,7 @@ export function ChatPanel({ onClose }) {
           <label class="check"><input type="checkbox" disabled=${busy} checked=${chat.advancedRendering !== false}
             onChange=${(/** @type {any} */ e) => save({ advancedRendering: e.currentTarget.checked })} /> Advanced rendering (messages as HTML and CSS; scripts follow the JavaScript setting)</label>
         </fieldset>
-        <p><button type="button" disabled=${busy} onClick=${clone}>Clone chat</button></p>`}
+        <p><button type="button" disabled=${busy} onClick=${clone}>Clone chat</button></p>
+        <${PluginSidebar} />`}
   </aside>`;
 }

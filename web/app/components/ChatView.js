@@ -10,6 +10,9 @@ import { Composer } from './Composer.js';
 import { ConfirmDialog } from './ConfirmDialog.js';
 import { AskUserForm } from './AskUserForm.js';
 import { ChatPanel } from './ChatPanel.js';
+import { PluginHost } from './PluginHost.js';
+import { PluginMount } from './PluginMount.js';
+import { loadRuntimePlugins, pluginsTick } from '../plugins/store.js';
 
 /** @param {{id: number}} props */
 export function ChatView({ id }) {
@@ -18,6 +21,9 @@ export function ChatView({ id }) {
     openChat(id);
     return () => leaveChat();
   }, [id]);
+  useEffect(() => {
+    loadRuntimePlugins();
+  }, [id, pluginsTick.value]);
   const chat = chatView.chat.value;
   const error = chatView.error.value;
   const reply = currentReply.value;
@@ -25,10 +31,15 @@ export function ChatView({ id }) {
   if (error)
     return html`<section class="screen"><p class="error" role="alert">${error}</p>
       <p><a href="/chats" onClick=${link}>All chats</a></p></section>`;
+  // Plugins run only when the chat has advanced rendering on (Tavo §6.2).
+  const plugins = !!chat && chat.id === id && /** @type {any} */ (chat).advancedRendering !== false;
   return html`<section class="chat" aria-label="Chat">
     <${ChatHeader} panel=${panel} togglePanel=${() => setPanel(!panel)} />
     ${panel ? html`<${ChatPanel} onClose=${() => setPanel(false)} />` : null}
+    <${PluginMount} at="/chat/body/start" />
     <${MessageList} />
+    <${PluginMount} at="/chat/body/end" />
+    ${plugins ? html`<${PluginHost} chatId=${id} />` : null}
     ${reply && reply.error.value ? html`<p class="reply-error error" role="alert">${reply.error.value}</p>` : null}
     ${reply && reply.warnings.value.length ? html`<p class="reply-warning muted" role="status">${reply.warnings.value.join(' · ')}</p>` : null}
     ${pending && pending.interaction === 'question' ? html`<${AskUserForm} pending=${pending} />` : null}
@@ -54,6 +65,7 @@ function ChatHeader({ panel, togglePanel }) {
     }
   };
   return html`<header class="chat-head">
+    <${PluginMount} at="/chat/head/start" />
     ${editing
       ? html`<form class="row grow" onSubmit=${save}>
           <input class="grow" aria-label="Chat name" value=${name} onInput=${(/** @type {any} */ e) => setName(e.currentTarget.value)} />
@@ -81,5 +93,6 @@ function ChatHeader({ panel, togglePanel }) {
     <span class="members">${chat.characters.map(
       (c) => html`<a key=${c.id} href=${'/characters/' + c.id} onClick=${link}>${c.name}</a>`,
     )}${chat.persona ? html` · as ${chat.persona.name}` : null}</span>
+    <${PluginMount} at="/chat/head/end" />
   </header>`;
 }

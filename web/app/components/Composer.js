@@ -2,6 +2,8 @@
 // the other kinds of reply.
 import { html } from '../html.js';
 import { chatView, currentReply, setDraft, startReply, stopReply, toast, errorText } from '../store.js';
+import { sendInput, sending } from '../plugins/send.js';
+import { PluginActionsMenu } from './PluginActionsMenu.js';
 
 /** @param {{disabled: boolean}} props */
 export function Composer({ disabled }) {
@@ -9,7 +11,10 @@ export function Composer({ disabled }) {
   const live = !!reply && reply.status.value !== 'finished' && !reply.error.value;
   const draft = chatView.draft.value;
   /** @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} kind */
-  const go = (kind) => startReply(kind, draft.trim()).catch((e) => toast(errorText(e), 'error'));
+  const go = (kind) =>
+    // A message goes through the plugins' input hooks first (they may rewrite or cancel it).
+    (kind === 'normal' ? sendInput(draft, 'ui') : startReply(kind)).catch((e) => toast(errorText(e), 'error'));
+  const hooks = sending.value;
   /** A choice of the "more" menu closes it. @param {'regenerate'|'continue'|'impersonate'} kind @returns {(e: Event) => void} */
   const pick = (kind) => (e) => {
     const menu = /** @type {HTMLElement} */ (e.currentTarget).closest('details');
@@ -19,7 +24,7 @@ export function Composer({ disabled }) {
   /** @param {Event} e */
   const submit = (e) => {
     e.preventDefault();
-    if (!live && draft.trim()) go('normal');
+    if (!live && !hooks && draft.trim()) go('normal');
   };
   return html`<form class="composer" onSubmit=${submit} aria-label="Composer">
     <textarea aria-label="Message" placeholder="Message" rows="2" value=${draft} disabled=${disabled}
@@ -27,13 +32,14 @@ export function Composer({ disabled }) {
       onKeyDown=${(/** @type {KeyboardEvent} */ e) => {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
-          if (!live && draft.trim()) go('normal');
+          if (!live && !hooks && draft.trim()) go('normal');
         }
       }}></textarea>
     <div class="composer-actions">
       ${live
         ? html`<button type="button" class="danger" onClick=${() => stopReply().catch((e) => toast(errorText(e), 'error'))}>Stop</button>`
-        : html`<button type="submit" class="primary" disabled=${disabled || !draft.trim()}>Send</button>`}
+        : html`<button type="submit" class="primary" disabled=${disabled || !draft.trim() || hooks} aria-busy=${hooks}>Send</button>`}
+      <${PluginActionsMenu} />
       <details class="menu up">
         <summary class="button" aria-label="More replies">⋯</summary>
         <ul>

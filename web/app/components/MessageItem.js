@@ -7,6 +7,7 @@ import { render } from '../markdown.js';
 import { Avatar } from './Avatar.js';
 import { ToolCard } from './ToolCard.js';
 import { BubbleContent } from './BubbleContent.js';
+import { PluginMount } from './PluginMount.js';
 
 /** @param {import('../store.js').Message} m */
 function speaker(m) {
@@ -38,6 +39,7 @@ export function MessageItem({ message: m, isLast }) {
       <header class="message-head"><span class="speaker">${who.name}</span>
         ${m.hidden ? html`<span class="pill" title="Left out of the prompt">hidden</span>` : null}
         <span class="floor muted">#${m.floor}</span></header>
+      <${PluginMount} at="/messages/start" message=${m} />
       ${m.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.display?.reasoning ?? m.reasoning) }}></div></details>` : null}
       ${editing
         ? html`<div class="edit"><textarea aria-label="Edit message" rows="5" value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)}
@@ -46,6 +48,7 @@ export function MessageItem({ message: m, isLast }) {
             <button type="button" class="small primary" onClick=${save}>Save</button></div></div>`
         : html`<${BubbleContent} message=${m} />`}
       ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
+      <${PluginMount} at="/messages/end" message=${m} />
       <footer class="message-actions">
         ${swipes || (isLast && m.role === 'assistant')
           ? html`<span class="swipes">

@@ -2,6 +2,7 @@
 // write-only) and the tool and web settings.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
+import { link } from '../router.js';
 import { get, put, post } from '../api.js';
 import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble } from '../store.js';
 import { ConnectionForm } from './ConnectionForm.js';
@@ -66,6 +67,11 @@ export function Settings() {
             })}</ul>`}
     </section>
     <${ToolSettings} />
+    <section aria-labelledby="plugins-link-title">
+      <h2 id="plugins-link-title">Plugins</h2>
+      <p><a class="button" href="/settings/plugins" onClick=${link}>Manage plugins</a>
+        <span class="muted"> Install, enable and configure plugins (.tpg).</span></p>
+    </section>
     <${McpPanel} />
     ${authRequired.value ? html`<section><h2>Session</h2><button type="button" onClick=${() => act(logout)}>Log out</button></section>` : null}
   </section>`;

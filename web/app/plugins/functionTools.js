@@ -1,0 +1,107 @@
+// Function tools registered by plugin code (seed 001's registerFunctionTool), on the page's
+// side: each plugin's entry frame reports the tools it registered — with `shouldRegister`
+// already evaluated there — and runs their `action` when the engine calls one. This module
+// keeps the union, which pageLink.js publishes, and routes calls to the frame that owns the
+// tool. The frames are untrusted: a call that gets no answer in PAGE_TOOL_TIMEOUT_MS fails.
+
+/** The server waits 120 s for a page tool; the page gives up a little earlier. */
+export const PAGE_TOOL_TIMEOUT_MS = 115_000;
+
+/**
+ * @typedef {{name: string, displayName?: string, description: string, parameters: any, stealth?: boolean}} ToolSpec
+ * @typedef {{post: (m: any) => void}} Port
+ */
+
+/** Tools by plugin id: what each frame registered (and whose shouldRegister is true). @type {Map<string, {port: Port, tools: ToolSpec[]}>} */
+const byPlugin = new Map();
+/** Calls waiting for a frame's answer. @type {Map<number, {resolve: (r: any) => void, toast: (t: string) => void}>} */
+const waiting = new Map();
+let seq = 0;
+let toolCalling = false;
+/** @type {Set<() => void>} */
+const listeners = new Set();
+
+const changed = () => listeners.forEach((f) => f());
+
+/** @param {() => void} f @returns {() => void} */
+export function onToolsChanged(f) {
+  listeners.add(f);
+  return () => listeners.delete(f);
+}
+
+/** Whether the server will offer tools (`tools.enabled`): what isToolCallingSupported() says. @param {boolean} on */
+export function setToolCalling(on) {
+  toolCalling = on;
+  for (const { port } of byPlugin.values()) port.post({ type: 'plugin-tool-calling', value: on });
+}
+
+/** @returns {boolean} */
+export const isToolCalling = () => toolCalling;
+
+/** A frame's current registrations. @param {string} pluginId @param {Port} port @param {any} tools */
+export function setPluginTools(pluginId, port, tools) {
+  const list = Array.isArray(tools) ? tools.filter((t) => t && typeof t.name === 'string').map((t) => ({
+    name: t.name, displayName: typeof t.displayName === 'string' ? t.displayName : undefined,
+    description: String(t.description ?? ''), parameters: t.parameters ?? { type: 'object' }, stealth: !!t.stealth,
+  })) : [];
+  byPlugin.set(pluginId, { port, tools: list });
+  changed();
+}
+
+/** A frame went away: its tools go, and its open calls fail. @param {string} pluginId */
+export function dropPlugin(pluginId) {
+  if (byPlugin.delete(pluginId)) changed();
+}
+
+/** Every registered tool, later plugins winning a name (as a second registerFunctionTool would). @returns {ToolSpec[]} */
+export function toolList() {
+  const out = new Map();
+  for (const { tools } of byPlugin.values()) for (const t of tools) out.set(t.name, t);
+  return [...out.values()];
+}
+
+/** Asks every frame to evaluate shouldRegister again and report; waits briefly for them. */
+export async function refreshTools() {
+  for (const { port } of byPlugin.values()) port.post({ type: 'plugin-tools-refresh' });
+  await new Promise((r) => setTimeout(r, 50));
+}
+
+/**
+ * Runs a tool in the frame that registered it.
+ * @param {string} name @param {any} args @param {(text: string) => void} showToast
+ * @returns {Promise<{ok: true, result: string} | {ok: false, error: string}>}
+ */
+export function callTool(name, args, showToast) {
+  let owner = null;
+  for (const entry of byPlugin.values()) if (entry.tools.some((t) => t.name === name)) owner = entry;
+  if (!owner) return Promise.resolve({ ok: false, error: `no plugin on this page registers ${name} any more` });
+  const port = owner.port;
+  return new Promise((resolve) => {
+    const id = ++seq;
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      resolve({ ok: false, error: `${name} did not answer in ${PAGE_TOOL_TIMEOUT_MS / 1000} s` });
+    }, PAGE_TOOL_TIMEOUT_MS);
+    waiting.set(id, {
+      resolve: (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      },
+      toast: showToast,
+    });
+    port.post({ type: 'plugin-tool-call', id, name, args });
+  });
+}
+
+/** A frame's message about a call: `tool-started` {id, toast} or `tool-result` {id, ok, result|error}. @param {any} d */
+export function onToolMessage(d) {
+  const w = waiting.get(d.id);
+  if (!w) return;
+  if (d.what === 'tool-started') {
+    if (typeof d.toast === 'string' && d.toast) w.toast(d.toast);
+    return;
+  }
+  waiting.delete(d.id);
+  if (d.ok) w.resolve({ ok: true, result: typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? '') });
+  else w.resolve({ ok: false, error: String(d.error || 'the tool failed') });
+}
