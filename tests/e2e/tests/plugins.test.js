@@ -310,7 +310,7 @@ test('input actions and sidebar rows run their handlers; missing handler and fai
   await menu.getByRole('menuitem', { name: 'Orphan action' }).click();
   await page.locator('.toast', { hasText: 'missing handler' }).waitFor();
   await plus.first().click();
-  await menu.getByRole('menuitem', { name: 'Greet' }).click();
+  await menu.getByRole('menuitem', { name: 'Greet', exact: true }).click();
   await until(async () => (await box.inputValue()) === 'Hello, friend! You have 1 new messages.', 10000, 'the spec 2 action');
   await box.fill('');
 
@@ -360,7 +360,12 @@ test('input:beforeSend rewrites and cancels; throwing, non-string and slow handl
   const after = await until(async () => (await vars(tavo, chat.chatId)).chat.notes_after, 10000, 'input:afterSend');
   assert.deepEqual(after, { text: 'HELLO THERE!', source: 'ui', type: 'input:afterSend' });
   // The reply finishes: one message:added for it, after the user's.
-  await page.locator('article.message.assistant', { hasText: 'A reply from the mock.' }).waitFor({ timeout: 30000 });
+  // Fragment frames resizing in every message can leave the list unstuck from the bottom (see
+  // the report of this step); scroll down as a reader would.
+  await until(async () => {
+    await page.locator('.messages').evaluate((el) => { el.scrollTop = el.scrollHeight; el.dispatchEvent(new Event('scroll')); });
+    return (await page.locator('article.message.assistant', { hasText: 'A reply from the mock.' }).count()) > 0;
+  }, 30000, 'the reply on screen');
   const userId = (await stored()).find((m) => m.content === 'HELLO THERE!').id;
   const replyId = (await stored()).at(-1).id;
   await until(async () => (await hooks(chat.chatId)).some((e) => e.type === 'message:added' && e.message.id === replyId), 20000, 'message:added of the reply');
@@ -404,7 +409,10 @@ test('input:beforeSend rewrites and cancels; throwing, non-string and slow handl
 
   // message:updated and message:deleted.
   const target = page.locator(`article.message[data-key="${userId}"]`);
-  await target.getByRole('button', { name: 'Edit' }).click();
+  await target.scrollIntoViewIfNeeded();
+  await target.getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.waitForTimeout(500);
+  await shot(page, 'plugins-edit-message');
   await target.getByRole('textbox', { name: 'Edit message' }).fill('HELLO AGAIN!');
   await target.getByRole('button', { name: 'Save' }).click();
   await until(async () => (await hooks(chat.chatId)).some((e) => e.type === 'message:updated' && e.message.id === userId), 20000, 'message:updated');
