@@ -36,6 +36,10 @@ pub enum Imported {
     },
     /// A persona.
     Persona(Persona),
+    /// The personas of a SillyTavern `settings.json`, in its order (the default one `active`).
+    Personas(Vec<Persona>),
+    /// A SillyTavern group definition: its chat(s) with members, reply mode and mutes.
+    Group(crate::st_group::ImportedGroup),
     /// A preset and the regex group of its `extensions.regex_scripts`.
     Preset {
         /// The preset.
@@ -56,7 +60,8 @@ impl Imported {
     pub fn kind(&self) -> AssetKind {
         match self {
             Imported::Character { .. } => AssetKind::Character,
-            Imported::Persona(_) => AssetKind::Persona,
+            Imported::Persona(_) | Imported::Personas(_) => AssetKind::Persona,
+            Imported::Group(_) => AssetKind::Chat,
             Imported::Preset { .. } => AssetKind::Preset,
             Imported::Lorebook(_) => AssetKind::Lorebook,
             Imported::Regex(_) => AssetKind::Regex,
@@ -69,6 +74,8 @@ impl Imported {
         match self {
             Imported::Character { character, .. } => &character.name,
             Imported::Persona(p) => &p.name,
+            Imported::Personas(list) => list.first().map_or("", |p| p.name.as_str()),
+            Imported::Group(g) => &g.chat.chat.name,
             Imported::Preset { preset, .. } => &preset.name,
             Imported::Lorebook(b) => &b.name,
             Imported::Regex(r) => &r.name,
@@ -146,6 +153,17 @@ fn detect_and_read(
     if native::is_envelope(&value) {
         return read_native(ctx, &value, kind);
     }
+    if crate::st_persona::looks_like_settings(&value) {
+        check_kind(kind, AssetKind::Persona)?;
+        return Ok(Imported::Personas(crate::st_persona::from_st_settings(
+            ctx, &value,
+        )?));
+    }
+    if crate::st_group::looks_like_group(&value) && kind.is_none_or(|k| k == AssetKind::Chat) {
+        return Ok(Imported::Group(crate::st_group::from_st_group(
+            ctx, &value, &stem,
+        )?));
+    }
     let sniffed = detect_json(&value);
     if let (Some(forced), Some(found)) = (kind, sniffed)
         && forced != found
@@ -153,7 +171,7 @@ fn detect_and_read(
         return Err(wrong_kind(found, forced));
     }
     let detected = kind.or(sniffed).ok_or_else(|| {
-        FormatError::whole("unrecognized content: not a character card, persona, preset, lorebook, regex script or chat (use --kind to force one)")
+        FormatError::whole("unrecognized content: not a character card, persona, SillyTavern settings.json, preset, lorebook, regex script, chat or group (use --kind to force one)")
     })?;
     if detected == AssetKind::Chat {
         return Ok(Imported::Chat(crate::chat::from_jsonl(ctx, &body, &stem)?));

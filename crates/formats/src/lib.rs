@@ -19,6 +19,8 @@ pub mod plugin;
 pub mod png;
 pub mod preset;
 pub mod regex;
+pub mod st_group;
+pub mod st_persona;
 pub mod text;
 pub mod value;
 

@@ -140,7 +140,7 @@ fn export_all(imp: &Imported, f: ExportFormat) -> Vec<(&'static str, Vec<u8>)> {
             "regex",
             export_regex(r, st_or_tavo(f)).expect("export regex"),
         )),
-        Imported::Persona(_) => {}
+        Imported::Persona(_) | Imported::Personas(_) | Imported::Group(_) => {}
         Imported::Chat(c) => {
             let cf = if f == ExportFormat::Tavo {
                 ExportFormat::Tavo

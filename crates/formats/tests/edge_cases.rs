@@ -93,6 +93,9 @@ fn export_main(imp: &Imported, f: ExportFormat) -> Vec<u8> {
         Imported::Persona(p) => {
             tavo_formats::export_persona(p, ExportFormat::Tavo).expect("export")
         }
+        Imported::Personas(_) | Imported::Group(_) => {
+            panic!("SillyTavern settings and groups have no export")
+        }
     }
 }
 
@@ -509,13 +512,20 @@ fn charx_reads_card_and_avatar_and_ignores_unsafe_paths() {
     let out = import_bytes(&z, "risu.charx", None).expect("import");
     let got = codes(&out);
     assert!(got.contains(&"charx.unsafe-path".to_owned()), "{got:?}");
-    assert!(got.contains(&"charx.assets".to_owned()), "{got:?}");
     let Imported::Character {
-        character, avatar, ..
+        character,
+        avatar,
+        assets,
+        ..
     } = out.imported
     else {
         panic!()
     };
+    // The other members are kept (not the avatar, not the unsafe one).
+    assert_eq!(
+        assets.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(),
+        ["assets/other/happy.png"]
+    );
     assert_eq!(character.name, "Risu");
     assert_eq!(avatar.as_deref(), Some(png.as_slice()));
     assert!(character.extra.contains_key("assets"));

@@ -99,7 +99,7 @@ fn export_same_family(imp: &Imported) -> Vec<u8> {
         Imported::Chat(c) => {
             export_chat(&c.chat, &c.messages, ExportFormat::Jsonl).expect("export")
         }
-        Imported::Persona(_) => Vec::new(),
+        Imported::Persona(_) | Imported::Personas(_) | Imported::Group(_) => Vec::new(),
     }
 }
 

@@ -195,10 +195,24 @@ impl Tx<'_> {
     /// first, before any bindings the file names, as SillyTavern applies them to the chat.
     pub fn import_chat(
         &self,
+        chat: Chat,
+        messages: Vec<Message>,
+        character_names: &[String],
+        user_name: Option<&str>,
+    ) -> Result<ChatImportResult> {
+        self.import_group_chat(chat, messages, character_names, user_name, &[])
+    }
+
+    /// [`Tx::import_chat`] for a group chat: the matched members named in `muted` are muted
+    /// ([`Chat::set_muted`]); a muted name that matched no character is one of the result's
+    /// `unmatched` names already.
+    pub fn import_group_chat(
+        &self,
         mut chat: Chat,
         mut messages: Vec<Message>,
         character_names: &[String],
         user_name: Option<&str>,
+        muted: &[String],
     ) -> Result<ChatImportResult> {
         let mut matched: Vec<CharacterSummary> = Vec::new();
         let mut unmatched = Vec::new();
@@ -250,6 +264,14 @@ impl Tx<'_> {
         }
         if !matched.is_empty() {
             chat.characters = matched.clone();
+        }
+        let muted_ids: Vec<CharacterId> = matched
+            .iter()
+            .filter(|c| muted.contains(&c.name))
+            .map(|c| c.id)
+            .collect();
+        if !muted_ids.is_empty() {
+            chat.set_muted(&muted_ids);
         }
         if persona.is_some() {
             chat.persona = persona.clone();

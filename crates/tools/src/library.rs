@@ -114,23 +114,222 @@ pub fn import_file(
     file_name: &str,
     kind: Option<AssetKind>,
 ) -> Result<ImportedFile, ImportError> {
-    let outcome = tavo_formats::import_bytes(bytes, file_name, kind)?;
-    let kind = outcome.imported.kind();
-    let name = outcome.imported.name().to_owned();
-    let mut warnings = outcome.warnings;
-    let ids = store_imported(store, outcome.imported, &mut warnings).map_err(|source| {
-        ImportError::Store {
-            file: file_name.to_owned(),
-            kind,
-            source,
-        }
+    let mut all = import_file_all(store, bytes, file_name, kind, &[])?.into_iter();
+    let mut first = all.next().ok_or_else(|| {
+        ImportError::Unreadable(
+            FormatError::whole("the file holds nothing to import").in_file(file_name),
+        )
     })?;
-    Ok(ImportedFile {
-        kind,
-        name,
-        ids,
-        warnings,
-    })
+    let rest: Vec<String> = all
+        .filter_map(|f| Some(format!("{} {}", f.kind, f.main_id()?)))
+        .collect();
+    if !rest.is_empty() {
+        first.warnings.push(Warning::new(
+            "import.several",
+            format!(
+                "the file held more than one {}; also created {}",
+                first.kind,
+                rest.join(", ")
+            ),
+        ));
+    }
+    Ok(first)
+}
+
+/// [`import_file`] with one result per object the file creates: a SillyTavern `settings.json`
+/// gives one result per persona (all stored in one transaction; the file's warnings are on the
+/// first), a SillyTavern group definition one per group chat. `group_chats` are chat files
+/// (name, bytes) a door found with a group definition (the CLI: `<groups>/../group chats/
+/// <name>.jsonl`; HTTP: the other file parts named after the group's chats): each one the
+/// group lists becomes a group chat with the group's members, reply mode and muted members;
+/// with none of them, one empty chat named after the group is created and a warning names the
+/// missing files. Every other file gives one result, as [`import_file`].
+pub fn import_file_all(
+    store: &Store,
+    bytes: &[u8],
+    file_name: &str,
+    kind: Option<AssetKind>,
+    group_chats: &[(String, Vec<u8>)],
+) -> Result<Vec<ImportedFile>, ImportError> {
+    let outcome = tavo_formats::import_bytes(bytes, file_name, kind)?;
+    let main_kind = outcome.imported.kind();
+    let stored = |source| ImportError::Store {
+        file: file_name.to_owned(),
+        kind: main_kind,
+        source,
+    };
+    let mut warnings = outcome.warnings;
+    match outcome.imported {
+        Imported::Personas(list) => {
+            let ids = store
+                .write(|tx| {
+                    list.iter()
+                        .map(|p| tx.create(p))
+                        .collect::<tavo_store::Result<Vec<_>>>()
+                })
+                .map_err(stored)?;
+            Ok(list
+                .into_iter()
+                .zip(ids)
+                .enumerate()
+                .map(|(i, (p, id))| ImportedFile {
+                    kind: AssetKind::Persona,
+                    name: p.name,
+                    ids: vec![(AssetKind::Persona.id_key(), Some(id.0))],
+                    warnings: if i == 0 {
+                        std::mem::take(&mut warnings)
+                    } else {
+                        Vec::new()
+                    },
+                })
+                .collect())
+        }
+        Imported::Group(group) => import_group(store, file_name, group, warnings, group_chats),
+        imported => {
+            let name = imported.name().to_owned();
+            let ids = store_imported(store, imported, &mut warnings).map_err(stored)?;
+            Ok(vec![ImportedFile {
+                kind: main_kind,
+                name,
+                ids,
+                warnings,
+            }])
+        }
+    }
+}
+
+/// The chat file names (without `.jsonl`) a SillyTavern group definition lists, `None` when the
+/// bytes are not one: for the doors that look for a group's chat files before [`import_file_all`].
+pub fn group_chat_file_names(bytes: &[u8]) -> Option<Vec<String>> {
+    tavo_formats::st_group::chat_file_names(bytes)
+}
+
+/// A file name without its folders and extension (how a group names its chat files).
+pub fn file_stem(name: &str) -> String {
+    tavo_formats::text::file_stem(name)
+}
+
+/// A group definition with the chat files found for it (see [`import_file_all`]), all in one
+/// transaction.
+fn import_group(
+    store: &Store,
+    file_name: &str,
+    group: tavo_formats::st_group::ImportedGroup,
+    warnings: Vec<Warning>,
+    group_chats: &[(String, Vec<u8>)],
+) -> Result<Vec<ImportedFile>, ImportError> {
+    let mut chats = Vec::new();
+    let mut missing = Vec::new();
+    for listed in &group.chat_files {
+        match group_chats
+            .iter()
+            .find(|(n, _)| &tavo_formats::text::file_stem(n) == listed)
+        {
+            Some((name, bytes)) => {
+                let read = tavo_formats::import_bytes(bytes, name, Some(AssetKind::Chat))?;
+                let Imported::Chat(chat) = read.imported else {
+                    continue;
+                };
+                chats.push((group.with_chat(chat), read.warnings));
+            }
+            None => missing.push(format!("group chats/{listed}.jsonl")),
+        }
+    }
+    let mut first_warnings = warnings;
+    if chats.is_empty() {
+        first_warnings.push(Warning::new(
+            "group.chats-missing",
+            format!(
+                "the group's messages are in its chat files ({}), which were not given; an empty group chat was created \
+                 (import the group file together with them: `tavo import groups/ID.json` finds them in `group chats/` beside `groups/`)",
+                if missing.is_empty() { "none listed".to_owned() } else { missing.join(", ") }
+            ),
+        ));
+        chats.push((group.chat.clone(), Vec::new()));
+    } else if !missing.is_empty() {
+        first_warnings.push(Warning::new(
+            "group.chats-missing",
+            format!(
+                "these chats of the group were not given and not imported: {}",
+                missing.join(", ")
+            ),
+        ));
+    }
+    let results = store
+        .write(|tx| {
+            chats
+                .iter()
+                .map(|(c, _)| {
+                    tx.import_group_chat(
+                        c.chat.clone(),
+                        c.messages.clone(),
+                        &c.character_names,
+                        c.user_name.as_deref(),
+                        &group.muted,
+                    )
+                })
+                .collect::<tavo_store::Result<Vec<_>>>()
+        })
+        .map_err(|source| ImportError::Store {
+            file: file_name.to_owned(),
+            kind: AssetKind::Chat,
+            source,
+        })?;
+    Ok(chats
+        .into_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(i, ((c, read_warnings), result))| {
+            let mut w = if i == 0 {
+                std::mem::take(&mut first_warnings)
+            } else {
+                Vec::new()
+            };
+            w.extend(read_warnings);
+            chat_warnings(&result, &mut w);
+            ImportedFile {
+                kind: AssetKind::Chat,
+                name: c.chat.name,
+                ids: vec![(AssetKind::Chat.id_key(), Some(result.chat_id.0))],
+                warnings: w,
+            }
+        })
+        .collect())
+}
+
+/// The notes a chat import adds: unmatched speakers (`chat.character-unmatched`) and the
+/// characters' own lore bound (`chat.card-lore`).
+fn chat_warnings(result: &tavo_store::ChatImportResult, warnings: &mut Vec<Warning>) {
+    for name in &result.unmatched {
+        warnings.push(Warning::new(
+            "chat.character-unmatched",
+            format!(
+                "no character named {name:?} in the library; the chat was imported without it \
+                 (import the character first, then import the chat again to link them)"
+            ),
+        ));
+    }
+    let lore: Vec<String> = result
+        .card_lorebooks
+        .iter()
+        .map(|b| format!("lorebook {} ({:?})", b.id.0, b.name))
+        .chain(
+            result
+                .card_regexes
+                .iter()
+                .map(|r| format!("regex {} ({:?})", r.id.0, r.name)),
+        )
+        .collect();
+    if !lore.is_empty() {
+        warnings.push(Warning::new(
+            "chat.card-lore",
+            format!(
+                "bound the characters' own {}, as SillyTavern applies a card's lore to its chats \
+                 (unbind them like any binding: `tavo chat update ID --no-lorebooks`, `tavo_chat_update`)",
+                lore.join(", ")
+            ),
+        ));
+    }
 }
 
 /// The model's door: the argument `field` holds the file's JSON (a card, a SillyTavern preset,
@@ -215,6 +414,30 @@ fn store_imported(
             ]
         }
         Imported::Persona(persona) => vec![(K::Persona.id_key(), Some(store.create(&persona)?.0))],
+        // Handled by `import_file_all` before this is reached; stored the same way here.
+        Imported::Personas(list) => {
+            let ids = store.write(|tx| {
+                list.iter()
+                    .map(|p| tx.create(p))
+                    .collect::<tavo_store::Result<Vec<_>>>()
+            })?;
+            ids.into_iter()
+                .map(|id| (K::Persona.id_key(), Some(id.0)))
+                .collect()
+        }
+        Imported::Group(group) => {
+            let result = store.write(|tx| {
+                tx.import_group_chat(
+                    group.chat.chat.clone(),
+                    Vec::new(),
+                    &group.chat.character_names,
+                    None,
+                    &group.muted,
+                )
+            })?;
+            chat_warnings(&result, warnings);
+            vec![(K::Chat.id_key(), Some(result.chat_id.0))]
+        }
         Imported::Preset { preset, regex } => {
             let (preset_id, regex_id) = store.import_preset(&preset, regex.as_ref())?;
             vec![
@@ -231,36 +454,7 @@ fn store_imported(
                 &chat.character_names,
                 chat.user_name.as_deref(),
             )?;
-            for name in &result.unmatched {
-                warnings.push(Warning::new(
-                    "chat.character-unmatched",
-                    format!(
-                        "no character named {name:?} in the library; the chat was imported without it \
-                         (import the character first, then import the chat again to link them)"
-                    ),
-                ));
-            }
-            let lore: Vec<String> = result
-                .card_lorebooks
-                .iter()
-                .map(|b| format!("lorebook {} ({:?})", b.id.0, b.name))
-                .chain(
-                    result
-                        .card_regexes
-                        .iter()
-                        .map(|r| format!("regex {} ({:?})", r.id.0, r.name)),
-                )
-                .collect();
-            if !lore.is_empty() {
-                warnings.push(Warning::new(
-                    "chat.card-lore",
-                    format!(
-                        "bound the characters' own {}, as SillyTavern applies a card's lore to its chats \
-                         (unbind them like any binding: `tavo chat update ID --no-lorebooks`, `tavo_chat_update`)",
-                        lore.join(", ")
-                    ),
-                ));
-            }
+            chat_warnings(&result, warnings);
             vec![(K::Chat.id_key(), Some(result.chat_id.0))]
         }
     })

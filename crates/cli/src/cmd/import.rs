@@ -5,7 +5,14 @@
 //! the failure and keeps going; the exit code is 1 if any file failed. stdout carries only
 //! results: per file one line naming the main object's kind and id (`character 3`), or with
 //! `--json` one object per file and line: `path`, then the shared result object (`kind`,
-//! `name`, the created ids under the seed's names, `warnings`).
+//! `name`, the created ids under the seed's names, `warnings`). A file that creates several
+//! objects (a SillyTavern `settings.json`: one persona each) gives one line per object.
+//!
+//! A SillyTavern group definition (`groups/<id>.json`) is imported with its chat files: each
+//! chat it lists is looked for among the files given (by file name, `<chat>.jsonl`) and else in
+//! `group chats/<chat>.jsonl` beside the `groups` folder, as SillyTavern lays them out; those
+//! files are imported as the group's chats (members, reply mode, muted members) and not again
+//! on their own.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -15,7 +22,7 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 use tavo_model::AssetKind;
 use tavo_store::Store;
-use tavo_tools::library::{ImportedFile, import_file as import_bytes};
+use tavo_tools::library::{ImportedFile, import_file_all};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -66,6 +73,7 @@ pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         Some(bar) => bar.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
     };
+    let (groups, claimed) = group_chat_files(&files);
     let (mut imported, mut failed, mut warned) = (0usize, 0usize, 0usize);
     let mut by_kind: std::collections::BTreeMap<&'static str, usize> = Default::default();
     for file in &files {
@@ -73,34 +81,46 @@ pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             bar.set_message(file.display().to_string());
         }
         let shown = file.display().to_string();
-        match import_file(&store, file, &shown, args.kind) {
-            Ok(created) => {
-                imported += 1;
-                warned += created.warnings.len();
-                *by_kind.entry(created.kind.as_str()).or_default() += 1;
-                if args.json {
-                    println!("{}", result_line(&shown, &created));
-                } else {
-                    let created_ids = created.created();
-                    if let Some((kind, id)) = created_ids.first() {
-                        println!("{kind} {id}");
-                    }
-                    for warning in &created.warnings {
-                        say(format!("warning: {shown}: {warning}"));
-                    }
-                    let others: Vec<String> = created_ids
-                        .iter()
-                        .skip(1)
-                        .map(|(kind, id)| format!("{kind} {id}"))
-                        .collect();
-                    if !others.is_empty() {
-                        say(format!("{shown}: also created {}", others.join(", ")));
-                    }
-                }
+        if claimed.contains(file) {
+            if let Some(bar) = &progress {
+                bar.inc(1);
             }
+            continue;
+        }
+        let companions = groups.get(file).map(Vec::as_slice).unwrap_or_default();
+        let results = match import_file(&store, file, &shown, args.kind, companions) {
+            Ok(results) => results,
             Err(err) => {
-                failed += 1;
+                failed += 1 + companions.len();
                 say(format!("error: {err}"));
+                if let Some(bar) = &progress {
+                    bar.inc(1);
+                }
+                continue;
+            }
+        };
+        imported += 1 + companions.len();
+        for created in results {
+            warned += created.warnings.len();
+            *by_kind.entry(created.kind.as_str()).or_default() += 1;
+            if args.json {
+                println!("{}", result_line(&shown, &created));
+            } else {
+                let created_ids = created.created();
+                if let Some((kind, id)) = created_ids.first() {
+                    println!("{kind} {id}");
+                }
+                for warning in &created.warnings {
+                    say(format!("warning: {shown}: {warning}"));
+                }
+                let others: Vec<String> = created_ids
+                    .iter()
+                    .skip(1)
+                    .map(|(kind, id)| format!("{kind} {id}"))
+                    .collect();
+                if !others.is_empty() {
+                    say(format!("{shown}: also created {}", others.join(", ")));
+                }
             }
         }
         if let Some(bar) = &progress {
@@ -152,10 +172,74 @@ fn import_file(
     file: &Path,
     shown: &str,
     kind: Option<AssetKind>,
-) -> anyhow::Result<ImportedFile> {
+    companions: &[PathBuf],
+) -> anyhow::Result<Vec<ImportedFile>> {
     let bytes =
         std::fs::read(file).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
-    Ok(import_bytes(store, &bytes, shown, kind)?)
+    let mut chats = Vec::new();
+    for c in companions {
+        let shown = c.display().to_string();
+        let b =
+            std::fs::read(c).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
+        chats.push((shown, b));
+    }
+    Ok(import_file_all(store, &bytes, shown, kind, &chats)?)
+}
+
+/// Group definitions are small; larger `.json` files are not looked into.
+const GROUP_PEEK_LIMIT: u64 = 1024 * 1024;
+
+/// For each SillyTavern group definition among `files`: its chat files (given, else found in
+/// `group chats/` beside its `groups` folder); and every chat file so claimed.
+fn group_chat_files(
+    files: &[PathBuf],
+) -> (
+    std::collections::HashMap<PathBuf, Vec<PathBuf>>,
+    std::collections::HashSet<PathBuf>,
+) {
+    let mut groups = std::collections::HashMap::new();
+    let mut claimed = std::collections::HashSet::new();
+    for file in files {
+        let is_json = file
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let small = std::fs::metadata(file).is_ok_and(|m| m.len() <= GROUP_PEEK_LIMIT);
+        if !is_json || !small {
+            continue;
+        }
+        let Some(names) = std::fs::read(file)
+            .ok()
+            .and_then(|b| tavo_tools::library::group_chat_file_names(&b))
+        else {
+            continue;
+        };
+        let beside = file
+            .parent()
+            .and_then(Path::parent)
+            .map(|d| d.join("group chats"));
+        let mut found = Vec::new();
+        for name in names {
+            let given = files.iter().find(|f| {
+                f.extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+                    && f.file_stem()
+                        .is_some_and(|s| s.to_string_lossy() == name.as_str())
+            });
+            let path = given.cloned().or_else(|| {
+                beside
+                    .as_ref()
+                    .map(|d| d.join(format!("{name}.jsonl")))
+                    .filter(|p| p.is_file())
+            });
+            if let Some(p) = path {
+                claimed.insert(p.clone());
+                found.push(p);
+            }
+        }
+        groups.insert(file.clone(), found);
+    }
+    (groups, claimed)
 }
 
 /// The files to import, in a stable order: each PATH as given; a folder's importable files

@@ -8,7 +8,7 @@ use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tavo_model::AssetKind;
-use tavo_tools::library::{export_asset, export_format_for, import_file};
+use tavo_tools::library::{export_asset, export_format_for, import_file_all};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::library::{failed_json, imported_json};
@@ -33,7 +33,10 @@ pub struct ImportResults {
 /// Imports character cards (PNG, JSON, charx), personas, presets, lorebooks, regex scripts and
 /// chats (JSONL). Send `multipart/form-data` with one or more file parts; an optional text
 /// field `kind` forces the kind. Each file is stored in its own transaction: a file that fails
-/// changes nothing and the others still land.
+/// changes nothing and the others still land. A SillyTavern `settings.json` gives one result
+/// per persona; a SillyTavern group definition (`groups/<id>.json`) takes the file parts named
+/// after its chats (`<chat>.jsonl`) as its group chats — one result per chat, and those parts
+/// give no result of their own — or, with none of them, creates one empty group chat.
 #[utoipa::path(post, path = "/api/import", tag = "library",
     request_body(content_type = "multipart/form-data", content = Object,
                  description = "file parts (any field name) and an optional `kind` field"),
@@ -67,7 +70,17 @@ pub async fn import(
     let (mut imported, mut failed) = (0, 0);
     // Parsing a large file frees a lot at once: hand it back once the import is done.
     let _trim = TrimOnDrop(&state.trimmer);
-    for part in parts {
+    let (groups, claimed) = group_parts(&parts);
+    for (index, part) in parts.into_iter().enumerate() {
+        if claimed.contains(&index) {
+            imported += 1;
+            continue;
+        }
+        let companions: Vec<(String, std::path::PathBuf)> = groups
+            .iter()
+            .find(|(g, _)| *g == index)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default();
         match part {
             Part::Field { .. } => {}
             Part::TooLarge { name, limit } => {
@@ -83,19 +96,28 @@ pub async fn import(
                     .blocking_api(move |store| {
                         let bytes = std::fs::read(&spooled.path)
                             .map_err(|e| ApiError::internal("reading an upload spool file", e))?;
-                        Ok(import_file(store, &bytes, &spooled.name, kind)
+                        let mut chats = Vec::new();
+                        for (name, path) in companions {
+                            let b = std::fs::read(&path).map_err(|e| {
+                                ApiError::internal("reading an upload spool file", e)
+                            })?;
+                            chats.push((name, b));
+                        }
+                        Ok(import_file_all(store, &bytes, &spooled.name, kind, &chats)
                             .map_err(|e| e.into_tool_error()))
                     })
                     .await;
                 match outcome {
-                    Ok(Ok(created)) => {
+                    Ok(Ok(all)) => {
                         imported += 1;
-                        if let Some(id) = created.main_id() {
-                            state
-                                .hub
-                                .library(created.kind.as_str(), "imported", Some(id));
+                        for created in all {
+                            if let Some(id) = created.main_id() {
+                                state
+                                    .hub
+                                    .library(created.kind.as_str(), "imported", Some(id));
+                            }
+                            results.push(imported_json(&name, &created));
                         }
-                        results.push(imported_json(&name, &created));
                     }
                     Ok(Err(e)) => {
                         failed += 1;
@@ -120,6 +142,48 @@ pub async fn import(
         imported,
         failed,
     }))
+}
+
+/// Group definitions are small; larger parts are not looked into.
+const GROUP_PEEK_LIMIT: u64 = 1024 * 1024;
+
+/// The SillyTavern group definitions among the parts, each with the parts (name, spool path)
+/// named after its chats; and the indices of the parts so taken.
+#[allow(clippy::type_complexity)]
+fn group_parts(
+    parts: &[Part],
+) -> (
+    Vec<(usize, Vec<(String, std::path::PathBuf)>)>,
+    std::collections::HashSet<usize>,
+) {
+    let mut groups = Vec::new();
+    let mut claimed = std::collections::HashSet::new();
+    for (i, part) in parts.iter().enumerate() {
+        let Part::File(f) = part else { continue };
+        if f.size > GROUP_PEEK_LIMIT || !f.name.to_ascii_lowercase().ends_with(".json") {
+            continue;
+        }
+        let Some(names) = std::fs::read(&f.path)
+            .ok()
+            .and_then(|b| tavo_tools::library::group_chat_file_names(&b))
+        else {
+            continue;
+        };
+        let mut found = Vec::new();
+        for name in names {
+            let hit = parts.iter().enumerate().find(|(j, p)| {
+                matches!(p, Part::File(c) if *j != i
+                    && c.name.to_ascii_lowercase().ends_with(".jsonl")
+                    && tavo_tools::library::file_stem(&c.name) == name)
+            });
+            if let Some((j, Part::File(c))) = hit {
+                claimed.insert(j);
+                found.push((c.name.clone(), c.path.clone()));
+            }
+        }
+        groups.push((i, found));
+    }
+    (groups, claimed)
 }
 
 /// Export options.
