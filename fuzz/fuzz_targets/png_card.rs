@@ -20,6 +20,7 @@ fuzz_target!(|data: &[u8]| {
             avatar,
             lorebook,
             regex,
+            ..
         } = out.imported
         && let Ok(bytes) = export_character(
             &character,
