@@ -47,6 +47,12 @@
       vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
     } else if (d.type === 'plugin-invoke' || d.type === 'plugin-dispatch') {
       invoke(d);
+    } else if (d.type === 'plugin-tool-call') {
+      runTool(d);
+    } else if (d.type === 'plugin-tools-refresh') {
+      publishTools();
+    } else if (d.type === 'plugin-tool-calling') {
+      toolCalling = !!d.value;
     } else if (d.type === 'plugin-config' && d.config && typeof d.config === 'object') {
       pluginConfig = d.config;
     } else if (d.type === 'plugin-i18n' && d.i18n && typeof d.i18n === 'object' && i18nState) {
@@ -144,6 +150,81 @@
         () => reply({ ok: true, text: ev.text, cancelled: state.cancelled, reason: state.reason }),
         (e) => reply({ ok: false, error: message(e) }),
       );
+  }
+
+  // ---- SillyTavern function tools (seed 001) for plugin entries --------------------------------
+  // `SillyTavern.getContext()` gives the entry registerFunctionTool & co. The frame keeps each
+  // tool's functions (action, formatMessage, shouldRegister); the app gets only the data
+  // (name, description, parameters, stealth) of the tools whose shouldRegister is true, asks for
+  // them again before each generation, and sends each call here.
+
+  /** @type {Map<string, any>} */
+  const fnTools = new Map();
+  let toolCalling = false;
+
+  /** The registrations the app may offer now (shouldRegister evaluated; a throwing one is false). */
+  function publishTools() {
+    /** @type {any[]} */
+    const list = [];
+    for (const t of fnTools.values()) {
+      let on = true;
+      if (typeof t.shouldRegister === 'function') {
+        try {
+          on = !!t.shouldRegister();
+        } catch (e) {
+          on = false;
+        }
+      }
+      if (!on) continue;
+      try {
+        list.push(JSON.parse(JSON.stringify({ name: t.name, displayName: t.displayName, description: t.description, parameters: t.parameters, stealth: !!t.stealth })));
+      } catch (e) {
+        console.error(`registerFunctionTool(${t.name}): parameters must be plain JSON data`);
+      }
+    }
+    toApp({ what: 'tools', tools: list });
+  }
+
+  const sillyTavernContext = Object.freeze({
+    /** @param {any} def */
+    registerFunctionTool(def) {
+      if (!def || typeof def !== 'object') throw new Error('registerFunctionTool needs {name, description, parameters, action}');
+      if (typeof def.name !== 'string' || !def.name) throw new Error('registerFunctionTool: name must be a non-empty string');
+      if (typeof def.description !== 'string' || !def.description) throw new Error(`registerFunctionTool(${def.name}): description must be a non-empty string`);
+      if (!def.parameters || typeof def.parameters !== 'object') throw new Error(`registerFunctionTool(${def.name}): parameters must be a JSON Schema object`);
+      if (typeof def.action !== 'function') throw new Error(`registerFunctionTool(${def.name}): action must be a function`);
+      fnTools.set(def.name, { ...def });
+      publishTools();
+    },
+    /** @param {string} name */
+    unregisterFunctionTool(name) {
+      if (fnTools.delete(String(name))) publishTools();
+    },
+    isToolCallingSupported: () => toolCalling,
+    /** Continue, impersonate and quiet (background) generations never call tools. @param {string} type */
+    canPerformToolCalls: (type) => toolCalling && !['continue', 'impersonate', 'quiet'].includes(String(type)),
+  });
+
+  /** Runs one call the engine sent: the toast text first, then the result. @param {any} d */
+  async function runTool(d) {
+    const t = fnTools.get(d.name);
+    if (!t) return toApp({ what: 'tool-result', id: d.id, ok: false, error: `${d.name} is not registered in this plugin` });
+    let toast = '';
+    if (typeof t.formatMessage === 'function') {
+      try {
+        toast = String(t.formatMessage(d.args) ?? '');
+      } catch (e) {
+        toast = '';
+      }
+    }
+    toApp({ what: 'tool-started', id: d.id, toast });
+    try {
+      const r = await t.action(d.args);
+      const result = typeof r === 'string' ? r : JSON.stringify(r === undefined ? null : r);
+      toApp({ what: 'tool-result', id: d.id, ok: true, result });
+    } catch (/** @type {any} */ e) {
+      toApp({ what: 'tool-result', id: d.id, ok: false, error: String((e && e.message) || e) });
+    }
   }
 
   /** {name} placeholders with string, finite number and boolean params. @param {string} text @param {any} params */
@@ -391,6 +472,7 @@
     port.onmessage = (ev) => onPortMessage(ev.data);
     window.removeEventListener('message', init);
     if (d.plugin && typeof d.plugin === 'object') /** @type {any} */ (tavo).plugin = pluginOf(d.plugin);
+    if (d.plugin && typeof d.plugin === 'object') toolCalling = !!d.plugin.toolCalling;
     Object.defineProperty(window, 'tavo', { value: Object.freeze(tavo), writable: false, configurable: false, enumerable: true });
     /** @param {string} cmd */
     const triggerSlash = (cmd) => call('triggerSlash', [cmd]);
@@ -411,6 +493,7 @@
     reportSize();
     // A plugin's entry: its code with the unqualified lexical `tavo` as a parameter.
     if (typeof d.entry === 'string') {
+      Object.defineProperty(window, 'SillyTavern', { value: Object.freeze({ getContext: () => sillyTavernContext }), writable: false, configurable: false, enumerable: true });
       try {
         new Function('tavo', d.entry + '\n//# sourceURL=plugin-entry.js')(/** @type {any} */ (window).tavo);
       } catch (/** @type {any} */ e) {

@@ -9,6 +9,7 @@ import { FRAME_SRC } from './BubbleFrame.js';
 import { attachEntry, detachEntry, onPluginMessage, pushToEntry, hookLog } from '../plugins/hooks.js';
 import { pluginText, pluginInit } from '../plugins/files.js';
 import { lightChat } from '../plugins/events.js';
+import { isToolCalling } from '../plugins/functionTools.js';
 import { chatView } from '../store.js';
 
 /** @param {{plugin: import('../plugins/store.js').PluginDetail, chatId: number}} props */
@@ -32,7 +33,7 @@ export function PluginEntryFrame({ plugin: p, chatId }) {
         f.setAttribute('aria-hidden', 'true');
         f.setAttribute('tabindex', '-1');
         f.className = 'plugin-entry-frame';
-        ch = new Channel(f, { chatId, messageId: 0, card: { key: `plugin:${p.id}`, name: p.name }, plugin: pluginInit(p, null), entry: code }, {
+        ch = new Channel(f, { chatId, messageId: 0, card: { key: `plugin:${p.id}`, name: p.name }, plugin: { ...pluginInit(p, null), toolCalling: isToolCalling() }, entry: code }, {
           onSize: () => {},
           onStop: (reason) => hookLog.push(`${p.id}: stopped (${reason})`),
           onLog: (text) => hookLog.push(`${p.id}: ${text}`),

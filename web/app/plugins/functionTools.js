@@ -44,6 +44,7 @@ export function setPluginTools(pluginId, port, tools) {
     name: t.name, displayName: typeof t.displayName === 'string' ? t.displayName : undefined,
     description: String(t.description ?? ''), parameters: t.parameters ?? { type: 'object' }, stealth: !!t.stealth,
   })) : [];
+  if (!byPlugin.has(pluginId)) port.post({ type: 'plugin-tool-calling', value: toolCalling });
   byPlugin.set(pluginId, { port, tools: list });
   changed();
 }

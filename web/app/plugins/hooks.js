@@ -10,6 +10,8 @@
 // `input:beforeSend` here, and `generation:prepare` / `generation:success` when the server asks
 // the page for them. `notify(type, payload)` delivers a notification.
 
+import { dropPlugin, onToolMessage, setPluginTools } from './functionTools.js';
+
 /** Each handler's time to answer. */
 export const HOOK_TIMEOUT_MS = 5000;
 
@@ -64,7 +66,10 @@ export function orderEntries(order) {
  * @param {Entry} e @param {() => void} remove
  */
 export function detachEntry(e, remove) {
-  if (entries.get(e.pluginId) === e) entries.delete(e.pluginId);
+  if (entries.get(e.pluginId) === e) {
+    entries.delete(e.pluginId);
+    dropPlugin(e.pluginId);
+  }
   if (!e.ready) return remove();
   const closed = deliver(e, 'chat:closed', chatPayload(e, 'chat:closed'));
   Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]).finally(() => {
@@ -103,6 +108,13 @@ export function onPluginMessage(e, d) {
       }
       break;
     }
+    case 'tools':
+      if (e.channel) setPluginTools(e.pluginId, e.channel, d.tools);
+      break;
+    case 'tool-started':
+    case 'tool-result':
+      onToolMessage(d);
+      break;
     case 'failed':
       log(`${e.pluginId}: ${String(d.key)} failed: ${String(d.error).slice(0, 300)}`);
       actionFailed(e, String(d.key));

@@ -1,0 +1,107 @@
+// Function tools from plugin code (seed 001's SillyTavern.getContext().registerFunctionTool) in
+// real Chromium against a real `tavo serve` and the mock model: the plugin's entry registers
+// tools in its sandboxed frame, the page offers them to the server over /api/pages/events, the
+// mock model calls them, and the call runs in the frame. Checked: what the model is offered
+// (shouldRegister false leaves a tool out), the toast of formatMessage, the non-string result
+// JSON-serialised into the model's next request, a throwing action reaching the model as an
+// error, the tool card with SillyTavern's `mes toolCall` classes, and generation:success
+// rewriting the stored reply.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startMock, startTavo, launchBrowser, shot, watchErrors, ROOT } from '../lib/harness.js';
+import { bubbleChat, until } from '../lib/bubbles.js';
+import { packPlugin } from '../lib/tpg.js';
+
+/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+/** @type {number} */ let chatId;
+
+before(async () => {
+  mock = await startMock({
+    turns: [
+      { toolCalls: [{ name: 'roll_dice', arguments: { sides: 6 } }] },
+      { text: 'You rolled a 4.' },
+      { toolCalls: [{ name: 'explode', arguments: {} }] },
+      { text: 'The die exploded.' },
+    ],
+  });
+  tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
+  const file = packPlugin(join(ROOT, 'tests/e2e/fixtures/plugins/dice-tools'), { name: 'dice-tools' });
+  const res = await fetch(`${tavo.url}/api/plugins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': 'dice-tools.tpg' },
+    body: readFileSync(file),
+  });
+  assert.equal(res.status, 201, await res.text());
+  const chat = await bubbleChat(tavo, ['Dealer'], 'Dice');
+  chatId = chat.chatId;
+  await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chatId}`, { chat: { advancedRendering: true } });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+  mock?.stop();
+});
+
+/** The model requests the mock received, oldest first. */
+function requests() {
+  return readFileSync(join(mock.dir, 'requests.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** @param {any} req */
+const offered = (req) => (req.body.tools || []).map((/** @type {any} */ t) => t.function?.name || t.name);
+
+/** @param {any} req */
+const toolText = (req) => JSON.stringify((req.body.messages || []).filter((/** @type {any} */ m) => m.role === 'tool'));
+
+/** @param {import('playwright-core').Page} page @param {string} text */
+async function send(page, text) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+test('a plugin registers function tools; the model calls one and its result comes back', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  // The entry runs and registers before the first send can use its tools.
+  await page.waitForTimeout(1500);
+  await send(page, 'roll a d6 for me');
+  await page.getByText('Rolling a d6…').waitFor({ timeout: 20000 });
+  const reply = page.locator('article.message.assistant').last();
+  await reply.getByText('You rolled a 4. [checked by dice]').waitFor({ timeout: 30000 });
+  const card = reply.locator('.mes.toolCall');
+  assert.ok(await card.count() >= 1, 'the tool call is shown with SillyTavern classes');
+  await shot(page, 'function-tools-roll');
+  const reqs = requests();
+  assert.ok(offered(reqs[0]).includes('roll_dice'), `roll_dice offered: ${offered(reqs[0])}`);
+  assert.ok(!offered(reqs[0]).includes('secret_tool'), 'shouldRegister false keeps a tool out of the request');
+  const result = toolText(reqs[1]);
+  assert.match(result, /rolled\W+4/, result);
+  assert.match(result, /supported\W+true/, "isToolCallingSupported() is true with tools on");
+  assert.match(result, /quiet\W+false/, "quiet generations never call tools");
+  const stored = await tavo.api('GET', `/api/chats/${chatId}/messages`);
+  assert.match(JSON.stringify(stored), /You rolled a 4\. \[checked by dice\]/, 'generation:success rewrote the stored reply');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a throwing action reaches the model as a tool error, and the reply goes on', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.getByText('You rolled a 4. [checked by dice]').waitFor();
+  await page.waitForTimeout(1500);
+  await send(page, 'now throw it hard');
+  await page.locator('article.message.assistant').last().getByText('The die exploded.').waitFor({ timeout: 30000 });
+  await until(async () => requests().length >= 4, 10000, 'the follow-up request');
+  const result = toolText(requests()[3]);
+  assert.match(result, /kaboom/, result);
+  await shot(page, 'function-tools-error');
+  await page.close();
+});
