@@ -4,8 +4,9 @@
 // mock model calls them, and the call runs in the frame. Checked: what the model is offered
 // (shouldRegister false leaves a tool out), the toast of formatMessage, the non-string result
 // JSON-serialised into the model's next request, a throwing action reaching the model as an
-// error, the tool card with SillyTavern's `mes toolCall` classes, and generation:success
-// rewriting the stored reply.
+// error, the tool card with SillyTavern's `mes toolCall` classes, generation:success rewriting
+// the stored reply, and a second plugin's misbehaving hooks (6 s success handler, throwing
+// prepare handler) rolled back without touching the reply.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -29,13 +30,15 @@ before(async () => {
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
-  const file = packPlugin(join(ROOT, 'tests/e2e/fixtures/plugins/dice-tools'), { name: 'dice-tools' });
-  const res = await fetch(`${tavo.url}/api/plugins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': 'dice-tools.tpg' },
-    body: readFileSync(file),
-  });
-  assert.equal(res.status, 201, await res.text());
+  for (const name of ['dice-tools', 'slow-hooks']) {
+    const file = packPlugin(join(ROOT, `tests/e2e/fixtures/plugins/${name}`), { name });
+    const res = await fetch(`${tavo.url}/api/plugins`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': `${name}.tpg` },
+      body: readFileSync(file),
+    });
+    assert.equal(res.status, 201, await res.text());
+  }
   const chat = await bubbleChat(tavo, ['Dealer'], 'Dice');
   chatId = chat.chatId;
   await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chatId}`, { chat: { advancedRendering: true } });
@@ -88,6 +91,8 @@ test('a plugin registers function tools; the model calls one and its result come
   assert.match(result, /quiet\W+false/, "quiet generations never call tools");
   const stored = await tavo.api('GET', `/api/chats/${chatId}/messages`);
   assert.match(JSON.stringify(stored), /You rolled a 4\. \[checked by dice\]/, 'generation:success rewrote the stored reply');
+  assert.doesNotMatch(JSON.stringify(stored), /too slow/, 'a success handler that takes 6 s is rolled back at 5 s');
+  assert.match(JSON.stringify(reqs[0].body.messages), /roll a d6 for me/, 'a throwing prepare handler changes nothing');
   assert.deepEqual(errors, []);
   await page.close();
 });
