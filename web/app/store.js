@@ -10,7 +10,7 @@ import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthori
  * @typedef {{callId: string, tool: string, status: string, label?: string, errorCode?: string, truncated?: boolean}} ToolCard
  * @typedef {{id: number, floor: number, role: string, content: string, reasoning?: string, hidden: boolean,
  *   name?: string, characterId?: number, swipes?: string[], swipeId?: number, toolCalls?: ToolCard[], sendDate?: string,
- *   display?: {content: string, reasoning?: string}}} Message
+ *   display?: {content: string, reasoning?: string}, translation?: {language: string, text: string}}} Message
  *   `display` is the copy shown (macros expanded, the chat's display regex rules applied by the server).
  * @typedef {{id: number, name: string, revision: number, characters: {id: number, name: string}[],
  *   persona?: {id: number, name: string} | null}} Chat
@@ -323,6 +323,16 @@ export async function editMessage(m, change) {
   // Outside the re-read tail: ask for the new text's display copy.
   if (loaded && loaded.content !== content) replaceLoaded(m.id, { content, hidden: change.hidden ?? m.hidden, display: await displayOf({ ...m, content }) });
   else if (loaded) replaceLoaded(m.id, { hidden: change.hidden ?? m.hidden });
+}
+
+/**
+ * Translates a message (`POST /api/messages/{id}/translate`: the chat's or the library's
+ * language and connection) and shows the translation under it.
+ * @param {Message} m
+ */
+export async function translateMessage(m) {
+  const t = await post(`/api/messages/${m.id}/translate`, {});
+  replaceLoaded(m.id, { translation: { language: t.language, text: t.text } });
 }
 
 /**

@@ -1,8 +1,9 @@
 // One message: avatar and name, the text as Markdown, reasoning (collapsed), tool-call cards,
-// swipes "2/5", and its actions (edit, delete, hide, copy).
+// swipes "2/5", its translation when it has one, and its actions (copy, translate, edit, hide,
+// delete).
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { chatView, editMessage, deleteMessage, chooseSwipe, startReply, currentReply, toast, errorText } from '../store.js';
+import { chatView, editMessage, deleteMessage, chooseSwipe, startReply, currentReply, toast, errorText, translateMessage } from '../store.js';
 import { render } from '../markdown.js';
 import { Avatar } from './Avatar.js';
 import { ToolCard } from './ToolCard.js';
@@ -22,6 +23,7 @@ function speaker(m) {
 export function MessageItem({ message: m, isLast }) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState('');
+  const [translating, setTranslating] = useState(false);
   const who = speaker(m);
   const busy = !!currentReply.value && currentReply.value.status.value !== 'finished' && !currentReply.value.error.value;
   /** @param {() => Promise<any>} f */
@@ -47,6 +49,11 @@ export function MessageItem({ message: m, isLast }) {
             <div class="row end"><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button>
             <button type="button" class="small primary" onClick=${save}>Save</button></div></div>`
         : html`<${BubbleContent} message=${m} />`}
+      ${m.translation && m.translation.text
+        ? html`<section class="translation" aria-label=${`Translation (${m.translation.language})`}>
+            <div class="muted small">${m.translation.language}</div>
+            <div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.translation.text) }}></div></section>`
+        : null}
       ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
       <${PluginMount} at="/messages/end" message=${m} />
       <footer class="message-actions">
@@ -61,6 +68,8 @@ export function MessageItem({ message: m, isLast }) {
           : null}
         <span class="grow"></span>
         <button type="button" class="small" onClick=${() => act(() => navigator.clipboard.writeText(m.content))}>Copy</button>
+        <button type="button" class="small" disabled=${translating || !m.content.trim()}
+          onClick=${() => { setTranslating(true); act(() => translateMessage(m)).finally(() => setTranslating(false)); }}>${translating ? 'Translating…' : 'Translate'}</button>
         <button type="button" class="small" disabled=${busy} onClick=${() => { setText(m.content); setEditing(true); }}>Edit</button>
         <button type="button" class="small" disabled=${busy} onClick=${() => act(() => editMessage(m, { hidden: !m.hidden }))}>${m.hidden ? 'Unhide' : 'Hide'}</button>
         <button type="button" class="small danger" disabled=${busy} onClick=${() => { if (confirm('Delete this message?')) act(() => deleteMessage(m)); }}>Delete</button>
