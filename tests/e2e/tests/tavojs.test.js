@@ -76,7 +76,7 @@ const WALKER = (charId) => `<div id="out">running</div>
 })();
 </script>`;
 
-test('a bubble script walks the TavoJS API and its calls land in the store every door reads', { skip: 'UNSTABLE: failed intermittently in the last .ci/run and in a solo run on the loaded 2-core machine (timeouts waiting for bubble writes); skipped until fixed — see the closing note of stop 22, issue 17' }, async () => {
+test('a bubble script walks the TavoJS API and its calls land in the store every door reads', async () => {
   const { chatId, characters } = await bubbleChat(tavo, ['Alice', 'Bob']);
   await addMessage(tavo, chatId, 'A **plain** message with <span style="color: rgb(200, 0, 0)">red HTML</span>.', characters[0]);
   const walker = await addMessage(tavo, chatId, WALKER(characters[0]), characters[0]);
@@ -162,7 +162,7 @@ test('a bubble script walks the TavoJS API and its calls land in the store every
   await page.close();
 });
 
-test('destructive calls ask once per card by name; Deny returns null and changes nothing', { skip: 'UNSTABLE: failed intermittently in the last .ci/run and in a solo run on the loaded 2-core machine (timeouts waiting for bubble writes); skipped until fixed — see the closing note of stop 22, issue 17' }, async () => {
+test('destructive calls ask once per card by name; Deny returns null and changes nothing', async () => {
   const { chatId, characters } = await bubbleChat(tavo, ['Carol', 'Dave'], 'Destructive');
   const victim1 = await addMessage(tavo, chatId, 'delete me first', characters[0]);
   const victim2 = await addMessage(tavo, chatId, 'delete me second', characters[0]);
@@ -209,7 +209,7 @@ test('destructive calls ask once per card by name; Deny returns null and changes
   await page.close();
 });
 
-test('pickers, the composer and reuseContext: the user answers, the script goes on', { skip: 'UNSTABLE: failed intermittently in the last .ci/run and in a solo run on the loaded 2-core machine (timeouts waiting for bubble writes); skipped until fixed — see the closing note of stop 22, issue 17' }, async () => {
+test('pickers, the composer and reuseContext: the user answers, the script goes on', async () => {
   const { chatId, characters } = await bubbleChat(tavo, ['Erin'], 'Interactive');
   await addMessage(tavo, chatId, `<button id="pick">Pick a class</button><p id="got"></p>
 <script>

@@ -44,6 +44,8 @@ export class Channel {
     this.refused = 0;
     this.refusedAt = this.at;
     this.stopped = false;
+    /** The frame's variable writes, one after the other. @type {Promise<any>} */
+    this.writes = Promise.resolve();
     this.doc = '';
     /** 'blank' → (load) 'starting' → (written) 'written' → (its load) 'running' */
     this.state = 'blank';
@@ -141,8 +143,19 @@ export class Channel {
       varsChanged: () => varsChanged(this),
       dialogs: this.dialogs,
     };
-    Promise.resolve()
-      .then(() => f(caller, d.args))
+    // Variable writes land in the order the script made them: `tavo.set()` then
+    // `tavo.update()` without awaiting is the seed's synchronous style, and two requests in
+    // flight at once could otherwise be applied the other way round.
+    const start = () => f(caller, d.args);
+    /** @type {Promise<any>} */
+    let run;
+    if (d.method.startsWith('variable.')) {
+      run = this.writes.then(start);
+      this.writes = run.catch(() => {});
+    } else {
+      run = Promise.resolve().then(start);
+    }
+    run
       .then(
         (v) => this.answer(id, true, v),
         (e) => this.answer(id, false, e instanceof Error ? e.message : String(e)),
