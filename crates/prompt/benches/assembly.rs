@@ -278,5 +278,26 @@ fn run(books: &[Lorebook], index: &LorebookIndex, texts: &[String], ctx: &MacroC
     black_box(activation.activated.len())
 }
 
-criterion_group!(benches, full_assembly, scan_cost);
+/// One card field rendered as a template (EJS on the shared QuickJS worker, then macros) next to
+/// the same field with macros only: what a template costs per field.
+fn ejs_field(c: &mut Criterion) {
+    let now = FixedOffset::east_opt(3600)
+        .and_then(|tz| tz.with_ymd_and_hms(2026, 11, 29, 20, 37, 0).single())
+        .unwrap_or_else(|| panic!("a fixed time"));
+    let ctx = MacroContext::new("Alice", "Seraphina", now);
+    let mut vars = Variables::default();
+    vars.chat.insert("hp".into(), serde_json::json!(10));
+    let mut g = c.benchmark_group("ejs_field");
+    g.bench_function("template", |b| {
+        let mut state = MacroState::new(vars.clone(), 3);
+        b.iter(|| black_box(state.render("<%= getvar('hp') + 1 %> {{user}}", &ctx).text))
+    });
+    g.bench_function("macros_only", |b| {
+        let mut state = MacroState::new(vars.clone(), 3);
+        b.iter(|| black_box(state.render("{{getvar::hp}} {{user}}", &ctx).text))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, full_assembly, scan_cost, ejs_field);
 criterion_main!(benches);

@@ -264,15 +264,3 @@ fn regex_escaped_outputs() {
     );
     assert_eq!(r.text, "a\\.b");
 }
-
-#[test]
-#[ignore = "timing probe: cargo test -p tavo-prompt --lib ejs_call_cost -- --ignored --nocapture"]
-fn ejs_call_cost() {
-    let mut s = state();
-    let c = ctx();
-    let started = Instant::now();
-    for _ in 0..200 {
-        s.render("<%= getvar('hp') + 1 %> {{user}}", &c);
-    }
-    println!("per call: {:?}", started.elapsed() / 200);
-}
