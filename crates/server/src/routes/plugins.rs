@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_tools::ToolError;
 use tavo_tools::error::ErrorCode;
-use tavo_tools::plugins::{self, DEFAULT_LOCALE};
+use tavo_tools::plugins::{self, ConfigView, DEFAULT_LOCALE, PluginDetail, PluginSummary};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -122,15 +122,13 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn api(e: ToolError) -> ApiError {
-    ApiError::from(e)
-}
-
 async fn run<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&tavo_store::Store) -> Result<T, ToolError> + Send + 'static,
 ) -> ApiResult<T> {
-    state.blocking_api(move |s| f(s).map_err(api)).await
+    state
+        .blocking_api(move |s| f(s).map_err(ApiError::from))
+        .await
 }
 
 /// Installed plugins, filtered by `q`.
@@ -140,11 +138,11 @@ pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<PluginQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<PluginSummary>>> {
     let loc = locale(q.locale.as_deref(), &headers);
     let query = q.q.unwrap_or_default();
     let rows = run(&state, move |s| plugins::list(s, &query, &loc)).await?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(rows))
 }
 
 /// Installs a package sent as the raw body (`application/zip` or `application/octet-stream`;
@@ -182,7 +180,7 @@ pub async fn install(
                     err.details = e.details;
                     err
                 } else {
-                    api(e)
+                    ApiError::from(e)
                 }
             })
         })
@@ -195,7 +193,7 @@ pub async fn install(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(serde_json::to_value(done).unwrap_or_default())).into_response())
+    Ok((status, Json(done)).into_response())
 }
 
 /// One plugin in full: the summary plus `manifest`, `entry`, resolved `contributes`, `config`,
@@ -207,10 +205,10 @@ pub async fn get(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<PluginQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PluginDetail>> {
     let loc = locale(q.locale.as_deref(), &headers);
     let d = run(&state, move |s| plugins::get(s, &id, &loc)).await?;
-    Ok(Json(serde_json::to_value(d).unwrap_or_default()))
+    Ok(Json(d))
 }
 
 /// Uninstalls a plugin with its files and settings.
@@ -233,10 +231,10 @@ pub async fn runtime(
     State(state): State<AppState>,
     headers: HeaderMap,
     Query(q): Query<PluginQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Vec<PluginDetail>>> {
     let loc = locale(q.locale.as_deref(), &headers);
     let rows = run(&state, move |s| plugins::runtime(s, &loc)).await?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(rows))
 }
 
 /// Enables or disables a plugin.
@@ -248,7 +246,7 @@ pub async fn set_enabled(
     headers: HeaderMap,
     Path(id): Path<String>,
     Json(body): Json<EnabledBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PluginSummary>> {
     let loc = locale(None, &headers);
     let p = run(&state, move |s| {
         plugins::set_enabled(s, &id, body.enabled, &loc)
@@ -256,7 +254,7 @@ pub async fn set_enabled(
     .await?;
     let action = if p.enabled { "enabled" } else { "disabled" };
     publish(&state, action, &p.id);
-    Ok(Json(serde_json::to_value(p).unwrap_or_default()))
+    Ok(Json(p))
 }
 
 /// The effective settings values and the saved overrides.
@@ -267,10 +265,10 @@ pub async fn get_config(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<PluginQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ConfigView>> {
     let loc = locale(q.locale.as_deref(), &headers);
     let c = run(&state, move |s| plugins::config(s, &id, &loc)).await?;
-    Ok(Json(serde_json::to_value(c).unwrap_or_default()))
+    Ok(Json(c))
 }
 
 /// Saves one settings value, checked against the schema.
@@ -283,7 +281,7 @@ pub async fn set_config(
     headers: HeaderMap,
     Path(id): Path<String>,
     Json(body): Json<ConfigBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ConfigView>> {
     let loc = locale(None, &headers);
     let shown = id.to_ascii_lowercase();
     let c = run(&state, move |s| {
@@ -291,7 +289,7 @@ pub async fn set_config(
     })
     .await?;
     publish(&state, "configured", &shown);
-    Ok(Json(serde_json::to_value(c).unwrap_or_default()))
+    Ok(Json(c))
 }
 
 /// Forgets saved values (`?key=` one, else all) so the defaults apply.
@@ -302,7 +300,7 @@ pub async fn reset_config(
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<ResetQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ConfigView>> {
     let loc = locale(q.locale.as_deref(), &headers);
     let shown = id.to_ascii_lowercase();
     let c = run(&state, move |s| {
@@ -310,7 +308,7 @@ pub async fn reset_config(
     })
     .await?;
     publish(&state, "configured", &shown);
-    Ok(Json(serde_json::to_value(c).unwrap_or_default()))
+    Ok(Json(c))
 }
 
 /// One package file, typed by its extension. Served with `Content-Security-Policy: sandbox`
