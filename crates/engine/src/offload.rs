@@ -24,3 +24,26 @@ where
         Err(e) => Err(format!("internal task failed: {e}")),
     }
 }
+
+/// Runs `f` against `store` on the blocking pool behind the engine's library `gate`, keeping
+/// `f`'s own error type: a closed gate or a panic in `f` becomes `internal(message)`. The
+/// one-request features (memory extraction, translation) run their store work through it.
+pub(crate) async fn gated<T, E>(
+    store: &Store,
+    gate: &tavo_tools::Gate,
+    internal: fn(String) -> E,
+    f: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    let _permit = gate
+        .acquire()
+        .await
+        .map_err(|e| internal(format!("internal task failed: {e}")))?;
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .map_err(|e| internal(format!("internal task failed: {e}")))?
+}

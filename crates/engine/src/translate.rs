@@ -55,6 +55,9 @@ pub enum TranslateError {
     /// The library.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A task of the engine failed.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl TranslateError {
@@ -67,7 +70,7 @@ impl TranslateError {
             }
             TranslateError::Connection(_) => "invalid_arguments",
             TranslateError::Provider(_) | TranslateError::NoAnswer => "unavailable",
-            TranslateError::Store(_) => "internal_error",
+            TranslateError::Store(_) | TranslateError::Internal(_) => "internal_error",
         }
     }
 }
@@ -228,14 +231,7 @@ async fn blocking<T: Send + 'static>(
     gate: &tavo_tools::Gate,
     f: impl FnOnce(&Store) -> Result<T, TranslateError> + Send + 'static,
 ) -> Result<T, TranslateError> {
-    let _permit = gate
-        .acquire()
-        .await
-        .map_err(|e| TranslateError::Provider(format!("internal task failed: {e}")))?;
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .map_err(|e| TranslateError::Provider(format!("internal task failed: {e}")))?
+    crate::offload::gated(store, gate, TranslateError::Internal, f).await
 }
 
 #[cfg(test)]

@@ -383,14 +383,7 @@ async fn blocking<T: Send + 'static>(
     gate: &tavo_tools::Gate,
     f: impl FnOnce(&Store) -> Result<T, MemoryError> + Send + 'static,
 ) -> Result<T, MemoryError> {
-    let _permit = gate
-        .acquire()
-        .await
-        .map_err(|e| MemoryError::Internal(format!("internal task failed: {e}")))?;
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .map_err(|e| MemoryError::Internal(format!("internal task failed: {e}")))?
+    crate::offload::gated(store, gate, MemoryError::Internal, f).await
 }
 
 /// "Extract now" in `chat` (see [`crate::Engine::extract_memory`]).
