@@ -19,6 +19,7 @@ pub mod codec;
 pub mod connection;
 pub mod error;
 pub mod event;
+pub mod media;
 pub mod protocol;
 pub mod reasoning;
 pub mod request;
