@@ -225,3 +225,94 @@ async fn outside_tools_ask_first_and_their_results_keep_the_budgets() {
         "invalid_arguments"
     );
 }
+
+/// Every key of `schema`, at any depth (names of properties included).
+fn keys_in(schema: &Value, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys_in(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys_in(v, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn an_outside_tools_draft_07_schema_is_adapted_for_every_protocol() {
+    use tavo_llm::protocol::Protocol;
+    use tavo_llm::request::{ChatRequest, Message, Role};
+    let s = setup().await;
+    let registry = tavo_tools::builtin_registry().expect("registry");
+    let mut exposed = tavo_tools::ExposedSet::default();
+    exposed.expose(["mcp_bad_draft07".to_owned()]);
+    // The engine's own declaration path, as a reply's round builds it.
+    let tools = tavo_engine::prompt::declarations(&registry, &s.extensions, &exposed);
+    assert_eq!(tools.len(), 1, "the outside tool is declared");
+    let original = tools[0].parameters.clone();
+    assert_eq!(
+        original["$schema"],
+        "http://json-schema.org/draft-07/schema#"
+    );
+    let mut req = ChatRequest::new("m".to_owned(), vec![Message::text(Role::User, "draw")]);
+    req.tools = tools;
+    let bodies: Vec<(Protocol, Value)> = [
+        Protocol::OpenaiChat,
+        Protocol::OpenaiResponses,
+        Protocol::Anthropic,
+        Protocol::Gemini,
+    ]
+    .into_iter()
+    .map(|p| (p, tavo_llm::encode(p, &req).expect("encodes").body))
+    .collect();
+    for (protocol, body) in &bodies {
+        let declared = match protocol {
+            Protocol::OpenaiChat => body["tools"][0]["function"]["parameters"].clone(),
+            Protocol::OpenaiResponses => body["tools"][0]["parameters"].clone(),
+            Protocol::Anthropic => body["tools"][0]["input_schema"].clone(),
+            Protocol::Gemini => body["tools"][0]["functionDeclarations"][0]["parameters"].clone(),
+        };
+        assert!(declared.is_object(), "{protocol:?}: {body}");
+        let mut keys = Vec::new();
+        keys_in(&declared, &mut keys);
+        match protocol {
+            // Gemini takes an OpenAPI subset: references resolved inline, the rest dropped
+            // or rewritten, so the request is not refused with "Unknown name …".
+            Protocol::Gemini => {
+                for refused in [
+                    "$schema",
+                    "$ref",
+                    "definitions",
+                    "additionalProperties",
+                    "const",
+                    "exclusiveMinimum",
+                ] {
+                    assert!(
+                        !keys.iter().any(|k| k == refused),
+                        "{refused} sent to Gemini: {declared}"
+                    );
+                }
+                assert_eq!(
+                    declared["properties"]["at"]["properties"]["x"]["type"], "number",
+                    "{declared}"
+                );
+                assert!(
+                    declared["properties"]["label"]["type"].is_string(),
+                    "{declared}"
+                );
+            }
+            // JSON Schema providers get the tool's own schema: the arguments it validates
+            // are the ones the server checks.
+            _ => assert_eq!(declared, original, "{protocol:?}"),
+        }
+    }
+    // The model's call goes back to the server with its arguments intact.
+    let args = json!({"at": {"x": 1, "y": 2}, "zoom": 2.5, "label": null, "mode": "fast"});
+    let answer = run(&s, "mcp_bad_draft07", args.clone())
+        .await
+        .expect("call");
+    let echoed: Value = serde_json::from_str(answer.as_str().expect("text")).expect("json");
+    assert_eq!(echoed, args);
+}
