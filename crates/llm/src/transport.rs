@@ -128,6 +128,11 @@ impl Client {
         })
     }
 
+    /// The underlying HTTP client (media requests, which have their own codecs, use it too).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     fn request(
         &self,
         ep: &Endpoint,

@@ -5,6 +5,7 @@
 //! `image` holds one codec per image platform.
 
 pub mod book;
+pub mod image;
 
 pub use book::{
     KeyChange, MediaBook, MediaBookError, MediaConnection, MediaPatch, Platform, mask_key,
