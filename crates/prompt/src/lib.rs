@@ -10,6 +10,7 @@ pub mod loader;
 pub mod lorebook;
 pub mod macros;
 pub mod regex;
+pub mod speech;
 pub mod stored;
 
 pub use assemble::{
