@@ -110,7 +110,7 @@ test('the settings page shows the MCP connection text and the outside server', a
   const shown = (await text.textContent()) ?? '';
   assert.match(shown, /Server URL: http:\/\/127\.0\.0\.1:\d+\/mcp/);
   assert.match(shown, /Authorization: Bearer tavo_[0-9a-f]{40}/, 'enabling generated the token');
-  await page.getByText(/everything — connected/).waitFor();
+  await page.getByRole('listitem', { name: 'MCP server everything' }).getByText('connected').waitFor();
   await shot(page, 'settings-mcp');
   assert.deepEqual(errors, []);
   await page.close();

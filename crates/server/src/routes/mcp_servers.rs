@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_engine::mcp_servers::McpServerConfig;
 use tavo_engine::mcp_servers::config::{self, ChangeError, ConfigError};
+use tavo_tools::approval::{Approval, ApprovalPolicy};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -27,14 +28,20 @@ fn change_error(e: ChangeError) -> ApiError {
 }
 
 /// Every configured server with its state: `{servers: [{name, command?, args?, url?, headers
-/// (values hidden), env (values hidden), enabled, status: {state, tools, lastError?}}]}`.
-/// `state` is `connected`, `failed`, `stopped` (disabled) or `idle` (not started yet).
+/// (values hidden), env (values hidden), enabled, status: {state, tools, lastError?},
+/// approvals}]}`. `state` is `connected`, `failed`, `stopped` (disabled) or `idle` (not started
+/// yet); `approvals` holds the standing choices made for its tools everywhere (`tools.approval`;
+/// a tool not named asks, the default for every outside tool).
 #[utoipa::path(get, path = "/api/mcp-servers", tag = "mcp",
     responses((status = 200, description = "`{servers}`", body = Object)))]
 pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let configs = state
+    let (configs, policy) = state
         .blocking_api(|s| {
-            config::load(s).map_err(|e| ApiError::internal("reading the MCP servers", e))
+            Ok((
+                config::load(s).map_err(|e| ApiError::internal("reading the MCP servers", e))?,
+                ApprovalPolicy::load(s)
+                    .map_err(|e| ApiError::internal("reading the approval policy", e))?,
+            ))
         })
         .await?;
     let statuses = state.mcp_servers.status().await;
@@ -42,6 +49,14 @@ pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
         .iter()
         .map(|c| {
             let mut row = c.redacted();
+            let prefix = format!("mcp_{}_", c.name);
+            let approvals: serde_json::Map<String, Value> = policy
+                .tools
+                .iter()
+                .filter(|(tool, _)| tool.starts_with(&prefix))
+                .map(|(tool, a)| (tool.clone(), serde_json::to_value(a).unwrap_or_default()))
+                .collect();
+            row["approvals"] = Value::Object(approvals);
             if let Some(s) = statuses.iter().find(|s| s.name == c.name) {
                 row["status"] = serde_json::to_value(s).unwrap_or_default();
             }
@@ -130,6 +145,53 @@ pub async fn set_enabled(
         .into_iter()
         .find(|s| s.name == name);
     Ok(Json(serde_json::to_value(status).unwrap_or_default()))
+}
+
+/// `{approval}`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolApproval {
+    /// `allow` (run without asking), `ask` (the default for outside tools) or `deny`.
+    #[schema(value_type = String)]
+    pub approval: Approval,
+}
+
+/// Sets the standing approval of one of a server's tools in every chat (`tools.approval`; a
+/// choice remembered for one chat still wins there). `tool` is its name in tavo,
+/// `mcp_<server>_<tool>`. Answers `{tool, approval}`.
+#[utoipa::path(put, path = "/api/mcp-servers/{name}/tools/{tool}/approval", tag = "mcp",
+    request_body = ToolApproval,
+    responses((status = 200, description = "`{tool, approval}`", body = Object),
+              (status = 400, description = "Not one of the server's tool names", body = ErrorBody),
+              (status = 404, description = "No such server", body = ErrorBody)))]
+pub async fn set_tool_approval(
+    State(state): State<AppState>,
+    Path((name, tool)): Path<(String, String)>,
+    Json(body): Json<ToolApproval>,
+) -> ApiResult<Json<Value>> {
+    let prefix = format!("mcp_{name}_");
+    if tool.len() <= prefix.len() || !tool.starts_with(&prefix) {
+        return Err(ApiError::bad_request(format!(
+            "{tool:?} is not a tool of the MCP server {name}: its tools are named {prefix}<tool>"
+        )));
+    }
+    let (n, t) = (name.clone(), tool.clone());
+    state
+        .blocking_api(move |s| {
+            let configs =
+                config::load(s).map_err(|e| ApiError::internal("reading the MCP servers", e))?;
+            if !configs.iter().any(|c| c.name == n) {
+                return Err(change_error(ChangeError::Config(ConfigError::Unknown(n))));
+            }
+            let mut policy = ApprovalPolicy::load(s)
+                .map_err(|e| ApiError::internal("reading the approval policy", e))?;
+            policy.remember(None, &t, body.approval);
+            policy
+                .save(s)
+                .map_err(|e| ApiError::internal("saving the approval policy", e))
+        })
+        .await?;
+    Ok(Json(json!({ "tool": tool, "approval": body.approval })))
 }
 
 /// The connection text of tavo's own MCP server, as Tavo lets users copy it (and `tavo mcp info`

@@ -87,6 +87,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(mcp_servers::list, mcp_servers::add))
         .routes(routes!(mcp_servers::remove))
         .routes(routes!(mcp_servers::set_enabled))
+        .routes(routes!(mcp_servers::set_tool_approval))
         .routes(routes!(mcp_servers::info))
         .routes(routes!(workbench::prompt))
         .routes(routes!(workbench::regex_test))
