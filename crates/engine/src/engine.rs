@@ -308,6 +308,15 @@ impl Engine {
     pub fn recover(&self) -> Result<Vec<ReplyRecord>, EngineError> {
         Ok(recover_interrupted(&self.inner.store)?)
     }
+    /// One generation on the chat's connection that writes nothing (`tavo.generate`, `POST
+    /// /api/chats/{id}/generate`); see [`crate::generate`].
+    pub async fn generate(
+        &self,
+        req: crate::generate::GenerateRequest,
+    ) -> Result<crate::generate::Generated, crate::generate::GenerateError> {
+        crate::generate::generate(&self.inner, req).await
+    }
+
 
     /// The live reply with this id.
     pub fn reply(&self, id: &str) -> Option<ReplyHandle> {

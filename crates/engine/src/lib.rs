@@ -16,6 +16,7 @@
 //! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
+//! - [`generate`]: `tavo.generate`, one generation on the chat's connection that writes nothing.
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 
 mod control;
@@ -23,6 +24,7 @@ pub mod display;
 mod engine;
 mod error;
 mod event;
+pub mod generate;
 pub mod group;
 pub mod hooks;
 mod hub;

@@ -6,7 +6,7 @@
 // bare ids the seed returns instead of the tools' result objects, and one question per card
 // before a destructive call.
 
-import { get, op, ApiError } from '../api.js';
+import { get, post, op, ApiError } from '../api.js';
 import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble } from '../store.js';
 import { sendInput } from '../plugins/send.js';
 
@@ -276,6 +276,25 @@ def('input.send', async (c) => {
   }
 });
 
+// ---- generation (seed 002 "生成请求"): one request on the chat's connection, nothing stored ----
+
+def('generate', async (c, [prompt, opts]) => {
+  if (typeof prompt !== 'string' || !prompt.trim()) throw new Error('tavo.generate needs a prompt (a non-empty string)');
+  const o = opts == null ? {} : plainObject(opts, 'tavo.generate options');
+  const options = defined({
+    context: o.context === undefined ? undefined : !!o.context,
+    preset: o.preset == null ? undefined : typeof o.preset === 'object' ? { id: o.preset.id } : o.preset,
+    settings: o.settings == null ? undefined : plainObject(o.settings, 'tavo.generate options.settings'),
+  });
+  try {
+    const r = await post(`/api/chats/${c.chatId}/generate`, { prompt, options });
+    return String(r.text ?? '');
+  } catch (e) {
+    // The seed: a chat without a usable API throws (scripts catch it).
+    throw new Error(e instanceof Error ? e.message : String(e));
+  }
+});
+
 // ---- utilities ---------------------------------------------------------------------------
 
 /** A frame's image address in the app: `files/…` virtual paths, data: URLs, http(s). @param {Caller} c @param {string} src */
@@ -350,7 +369,6 @@ def('app.versionNumber', async () => {
 
 // ---- not in this build: said, not ignored ------------------------------------------------
 
-def('generate', async () => { throw new Error('tavo.generate is not available in bubbles yet'); });
 def('image.generate', async () => { throw new Error('tavo.image.generate is not available in bubbles yet'); });
 def('tts.play', async () => false);
 def('tts.stop', async () => undefined);

@@ -8,6 +8,7 @@ pub mod backup;
 pub mod bubble;
 pub mod connections;
 pub mod events;
+pub mod generate;
 pub mod group;
 pub mod health;
 pub mod mcp_servers;
@@ -113,6 +114,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))
+        .routes(routes!(generate::generate))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
