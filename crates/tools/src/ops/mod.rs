@@ -4,12 +4,14 @@ pub mod assets;
 pub mod chat;
 pub mod common;
 pub mod files;
+pub mod image;
 pub mod input;
 pub mod media;
 pub mod memory;
 pub mod messages;
 pub mod resident;
 pub mod themes;
+pub mod tts;
 pub mod variables;
 
 use serde_json::json;
