@@ -12,30 +12,65 @@ use crate::gate::Gate;
 use crate::operation::BoxFuture;
 use crate::registry::Registry;
 
-/// An image-generation backend (none exists in this project yet; see `image.generate`).
-pub trait ImageGenerator: Send + Sync {
-    /// Generates one image for `prompt` with the validated `options` object of the seed and
-    /// returns its bytes and MIME type. Errors are already envelope errors
-    /// (`permission_denied` for a provider refusal, `internal_error` otherwise).
-    fn generate(
-        &self,
-        prompt: String,
-        options: Value,
-    ) -> BoxFuture<Result<(Vec<u8>, String), ToolError>>;
+/// One image to generate (`tavo_image_generate`'s arguments with the reference images read).
+#[derive(Clone, Default, PartialEq)]
+pub struct ImageJob {
+    /// The chat the image is for: its image connection binding is used.
+    pub chat: Option<i64>,
+    /// A connection name chosen by the caller (the CLI's `--connection`), over the chat's.
+    pub connection: Option<String>,
+    /// What to draw (non-empty).
+    pub prompt: String,
+    /// `"1024x1024"`.
+    pub size: Option<String>,
+    /// `"16:9"`.
+    pub aspect_ratio: Option<String>,
+    /// NovelAI / SD only.
+    pub negative_prompt: Option<String>,
+    /// Reference images as (bytes, MIME type).
+    pub reference_images: Vec<(Vec<u8>, String)>,
+    /// Provider fields passed through.
+    pub extra_body: serde_json::Map<String, Value>,
 }
 
-/// A TTS playback backend (none exists in this project yet; see `tts.play`).
+impl std::fmt::Debug for ImageJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageJob")
+            .field("chat", &self.chat)
+            .field("connection", &self.connection)
+            .field("prompt", &self.prompt)
+            .field("reference_images", &self.reference_images.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An image-generation backend: the engine's, over the image connection book
+/// (`image.connections`).
+pub trait ImageGenerator: Send + Sync {
+    /// Generates one image and returns its bytes and MIME type. Errors are already envelope
+    /// errors: `resource_not_found` without a connection (or for an unknown model),
+    /// `permission_denied` for a provider refusal, `internal_error` otherwise (with
+    /// `details.reason` naming the provider failure), never with the provider's body.
+    fn generate(&self, job: ImageJob) -> BoxFuture<Result<(Vec<u8>, String), ToolError>>;
+}
+
+/// A TTS playback backend (the engine's speech service; see `tts.play`).
 pub trait SpeechPlayer: Send + Sync {
-    /// Starts (or queues) playback of `text` with the voice bound to `voice` in `chat`.
+    /// Synthesizes `text` with the voice bound to `voice` (`{character: id}` or `{persona:
+    /// id}`), after the playback rules when `apply_playback_rules`, and starts (or with
+    /// `queue` queues) it in `chat`'s open app. Answers `{playing, reason?, audio?}`;
+    /// `playing` is false, with the reason, when no open page will play it. A missing target
+    /// or binding is `resource_not_found`.
     fn play(
         &self,
         chat: i64,
         text: String,
         voice: Value,
         queue: bool,
-    ) -> BoxFuture<Result<bool, ToolError>>;
-    /// Stops playback in `chat` and clears its queue.
-    fn stop(&self, chat: i64) -> BoxFuture<Result<(), ToolError>>;
+        apply_playback_rules: bool,
+    ) -> BoxFuture<Result<Value, ToolError>>;
+    /// Stops playback in `chat` and clears its queue; answers whether an open page heard it.
+    fn stop(&self, chat: i64) -> BoxFuture<Result<bool, ToolError>>;
 }
 
 /// Long-term memory extraction: a model request, so the engine provides it (see
@@ -62,7 +97,7 @@ pub trait WebTools: Send + Sync {
 pub struct Services {
     /// Image generation, when a provider is configured.
     pub image: Option<Arc<dyn ImageGenerator>>,
-    /// TTS playback, when a provider is configured.
+    /// TTS playback (the engine's speech service).
     pub tts: Option<Arc<dyn SpeechPlayer>>,
     /// Web fetch / search, when wired.
     pub web: Option<Arc<dyn WebTools>>,

@@ -60,7 +60,7 @@ use std::sync::Arc;
 pub use approval::{Approval, ApprovalPolicy, Decision};
 pub use ask::{Question, UserAnswer};
 pub use budget::{REPLY_LIMIT, RESULT_LIMIT, ReplyBudget, ToolResult};
-pub use context::{MemoryExtractor, OpContext, Services};
+pub use context::{ImageGenerator, ImageJob, MemoryExtractor, OpContext, Services};
 pub use dispatch::{
     CallScope, Confirmation, Dispatched, Dispatcher, Door, ExtensionRunner, PendingCall, ToolCall,
     UnattendedDoor,

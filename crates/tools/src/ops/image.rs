@@ -12,7 +12,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tavo_store::files::FileScope;
 
-use crate::context::{OpContext, store_error};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use crate::context::{ImageJob, OpContext, store_error};
 use crate::error::{ErrorCode, ToolError};
 use crate::operation::{OpSpec, Outcome, Safety};
 use crate::ops::files::{ScopeArg, check_name, decode_data_url, resolve_scope};
@@ -85,8 +88,157 @@ fn extension_of(mime: &str) -> &'static str {
     }
 }
 
-async fn generate(args: ImageArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
+/// The image type a byte signature says.
+pub fn image_mime(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else {
+        None
+    }
+}
+
+/// When the generated image is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// Always: under `saveAs`, else a fresh `image-<time>.<ext>` name (the model's tool, whose
+    /// image is shown after the call, and `/imagine`).
+    Always,
+    /// Only with `saveAs`; otherwise the image comes back as a data URL and nothing is stored
+    /// (`tavo.image.generate`, `POST /api/images/generate`).
+    WhenSaveAs,
+}
+
+/// A generated image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedImage {
+    /// Its MIME type.
+    pub mime: String,
+    /// Its size in bytes.
+    pub size: usize,
+    /// Its virtual path (`files/chat/…`) when it was stored.
+    pub path: Option<String>,
+    /// Its bytes when it was not stored.
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl GeneratedImage {
+    /// The seed's result: `{path, mimeType, size}` when stored, else `{dataUrl, mimeType}`.
+    pub fn to_json(&self) -> Value {
+        match (&self.path, &self.bytes) {
+            (Some(path), _) => json!({"path": path, "mimeType": self.mime, "size": self.size}),
+            (None, Some(bytes)) => json!({
+                "dataUrl": format!("data:{};base64,{}", self.mime, STANDARD.encode(bytes)),
+                "mimeType": self.mime,
+            }),
+            (None, None) => json!({"mimeType": self.mime, "size": self.size}),
+        }
+    }
+}
+
+fn bad_option(path: &str, expected: &str, got: &str) -> ToolError {
+    ToolError::invalid_at(path, expected, got)
+}
+
+fn check_dims(path: &str, value: Option<&str>, sep: char, expected: &str) -> Result<(), ToolError> {
+    let Some(v) = value else { return Ok(()) };
+    let ok = v.split_once(sep).is_some_and(|(a, b)| {
+        [a, b].iter().all(|n| {
+            !n.is_empty()
+                && !n.starts_with('0')
+                && n.len() <= 6
+                && n.bytes().all(|c| c.is_ascii_digit())
+        })
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(bad_option(path, expected, "string"))
+    }
+}
+
+/// Reads one reference image: a data URL or a stored file of the chat or the global storage.
+fn read_reference(
+    store: &tavo_store::Store,
+    chat: Option<i64>,
+    index: usize,
+    r: &str,
+) -> Result<(Vec<u8>, String), ToolError> {
+    let path = format!("options.referenceImages[{index}]");
+    let bytes = if r.starts_with("data:") {
+        decode_data_url(r)
+            .map_err(|e| ToolError::invalid_at(&path, format!("a data URL: {e}"), "string"))?
+            .1
+    } else {
+        let (scope, name) = if let Some(name) = r.strip_prefix("files/chat/") {
+            let chat = chat.ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::ResourceNotFound,
+                    format!("{path}: files/chat/… needs a chat, and this call has none"),
+                )
+            })?;
+            (FileScope::Chat(chat), name)
+        } else if let Some(name) = r.strip_prefix("files/global/") {
+            (FileScope::Global, name)
+        } else {
+            return Err(bad_option(
+                &path,
+                "a data URL or a files/chat/… or files/global/… path",
+                "string",
+            ));
+        };
+        check_name(&path, name)?;
+        store
+            .files()
+            .load(scope, name)
+            .map_err(|e| store_error("reading a reference image", e))?
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::ResourceNotFound,
+                    format!("{path}: there is no file {r}"),
+                )
+            })?
+    };
+    let mime = image_mime(&bytes).ok_or_else(|| {
+        ToolError::invalid_at(&path, "a PNG, JPEG, WebP or GIF image", "other data")
+    })?;
+    Ok((bytes, mime.to_owned()))
+}
+
+/// Generates an image for every door: checks the arguments, reads the reference images, asks
+/// the image service (over `connection`, else the chat's binding, else the default image
+/// connection) and stores the image as `storage` says.
+pub async fn generate_image(
+    ctx: &OpContext,
+    args: ImageArgs,
+    connection: Option<String>,
+    storage: Storage,
+) -> Result<GeneratedImage, ToolError> {
     let opts = args.options.unwrap_or_default();
+    if prompt_is_blank(&args.prompt) {
+        return Err(ToolError::invalid_at(
+            "prompt",
+            "a non-empty prompt",
+            "empty string",
+        ));
+    }
+    check_dims(
+        "options.size",
+        opts.size.as_deref(),
+        'x',
+        "a size such as 1024x1024",
+    )?;
+    check_dims(
+        "options.aspectRatio",
+        opts.aspect_ratio.as_deref(),
+        ':',
+        "a ratio such as 16:9",
+    )?;
     if let Some(name) = &opts.save_as {
         check_name("options.saveAs", name)?;
     }
@@ -101,25 +253,56 @@ async fn generate(args: ImageArgs, ctx: OpContext) -> Result<Outcome, ToolError>
             })?;
         }
     }
-    if prompt_is_blank(&args.prompt) {
-        return Err(ToolError::invalid_at(
-            "prompt",
-            "a non-empty prompt",
-            "empty string",
-        ));
-    }
-    let scope = resolve_scope(&ctx, opts.scope)?;
+    let store_it = storage == Storage::Always || opts.save_as.is_some();
+    let scope = if store_it {
+        Some(resolve_scope(ctx, opts.scope)?)
+    } else {
+        None
+    };
     let Some(generator) = ctx.services.image.clone() else {
         return Err(ToolError::new(
             ErrorCode::ResourceNotFound,
             "no image generation endpoint is configured for this chat; tell the user to set one up",
         ));
     };
-    let options = json!({
-        "size": opts.size, "aspectRatio": opts.aspect_ratio, "negativePrompt": opts.negative_prompt,
-        "referenceImages": opts.reference_images.map(|v| v.into_iter().map(|r| r.0).collect::<Vec<_>>()), "extraBody": opts.extra_body,
-    });
-    let (bytes, mime) = generator.generate(args.prompt, options).await?;
+    let chat = ctx.chat;
+    let refs: Vec<String> = opts
+        .reference_images
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    let reference_images = if refs.is_empty() {
+        Vec::new()
+    } else {
+        ctx.blocking("reading the reference images", move |store| {
+            require_chat(store, chat)?;
+            refs.iter()
+                .enumerate()
+                .map(|(i, r)| read_reference(store, chat, i, r))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .await?
+    };
+    let job = ImageJob {
+        chat,
+        connection,
+        prompt: args.prompt,
+        size: opts.size,
+        aspect_ratio: opts.aspect_ratio,
+        negative_prompt: opts.negative_prompt,
+        reference_images,
+        extra_body: opts.extra_body.unwrap_or_default(),
+    };
+    let (bytes, mime) = generator.generate(job).await?;
+    let Some(scope) = scope else {
+        return Ok(GeneratedImage {
+            size: bytes.len(),
+            mime,
+            path: None,
+            bytes: Some(bytes),
+        });
+    };
     let name = opts.save_as.unwrap_or_else(|| {
         format!(
             "image-{}.{}",
@@ -135,9 +318,19 @@ async fn generate(args: ImageArgs, ctx: OpContext) -> Result<Outcome, ToolError>
             .files()
             .save(scope, &name, &bytes)
             .map_err(|e| store_error("storing the image", e))?;
-        Outcome::value(json!({"path": path, "mimeType": mime, "size": bytes.len()}))
+        Ok(GeneratedImage {
+            mime,
+            size: bytes.len(),
+            path: Some(path),
+            bytes: None,
+        })
     })
     .await
+}
+
+async fn generate(args: ImageArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
+    let image = generate_image(&ctx, args, None, Storage::Always).await?;
+    Outcome::value(image.to_json())
 }
 
 fn prompt_is_blank(p: &str) -> bool {
