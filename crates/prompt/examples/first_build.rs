@@ -1,5 +1,7 @@
-//! What a process's first prompt build costs against a later one: the first loads the
-//! tokenizer (issue 14: a reply's overhead before its first request). Run in release:
+//! What a process's first prompt build costs against a later one: a reply's build
+//! (`wait_for_tokenizer` off) counts with the byte upper bound while the tokenizer loads in
+//! the background; an exact build (a preview) waits for the load (issue 14: a reply's
+//! overhead before its first request). Run in release:
 //! `cargo run --release -p tavo-prompt --example first_build [MODEL]`.
 
 use std::time::Instant;
@@ -63,12 +65,26 @@ fn main() {
             .unwrap_or_default()
     };
     println!("model {model}; RSS before {}", rss());
+    let mut reply = options.clone();
+    reply.wait_for_tokenizer = false;
+    let t = Instant::now();
+    let by_reply = engine.build(&input, &reply);
+    let cold = t.elapsed();
+    println!(
+        "first reply build (no wait: {}): {cold:?}; RSS after {}",
+        by_reply.explain.tokens.encoding,
+        rss()
+    );
     let t = Instant::now();
     let first = engine.build(&input, &options);
     let cold = t.elapsed();
     println!(
-        "first build (tokenizer load included): {cold:?}; RSS after {}",
+        "first exact build (waits for the tokenizer's load): {cold:?}; RSS after {}",
         rss()
+    );
+    assert_eq!(
+        by_reply.messages, first.messages,
+        "the reply's build sends what the exact one does"
     );
     let t = Instant::now();
     let runs = 100;

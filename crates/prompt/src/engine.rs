@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tavo_model::Lorebook;
 
-use crate::assemble::{PromptInput, PromptOptions, PromptOutput, TokenCounter, assemble};
+use crate::assemble::{PromptInput, PromptOptions, PromptOutput, TokenCounter, assemble, tokens};
 use crate::lorebook::{LorebookIndex, fingerprint};
 use crate::regex::RegexCache;
 
@@ -26,9 +26,26 @@ impl PromptEngine {
         Self::default()
     }
 
-    /// Builds the prompt.
+    /// Builds the prompt. Without `options.wait_for_tokenizer`, a build before the model's
+    /// encoding is loaded counts with the byte upper bound and starts the load in the
+    /// background; it is kept when the budget left nothing out (so the messages are those an
+    /// exact count gives), else the prompt is built again with the exact count.
     pub fn build(&self, input: &PromptInput<'_>, options: &PromptOptions) -> PromptOutput {
-        assemble(self, input, options)
+        if !options.wait_for_tokenizer && !tokens::is_ready(&options.model) {
+            tokens::warm(&[&options.model]);
+            let bound = TokenCounter::upper_bound(&options.model);
+            let (output, cut) = assemble(self, input, options, &bound);
+            if !cut {
+                return output;
+            }
+        }
+        assemble(self, input, options, &self.counter(&options.model)).0
+    }
+
+    /// Starts loading the encodings of `models` (and o200k) in the background, so that the
+    /// first exact count does not wait for them.
+    pub fn warm_tokenizers(&self, models: &[&str]) {
+        tokens::warm(models);
     }
 
     /// The keyword index of `books`, reused while their ids and revisions are unchanged.

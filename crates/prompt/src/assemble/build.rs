@@ -24,7 +24,7 @@ use super::injections::{Injection, group_injections, place_injections};
 use super::input::{GenerationType, PromptInput, PromptOptions, PromptOutput};
 use super::lore::{LoreArgs, lorebook_parts};
 use super::message::{PromptMessage, convert};
-use super::tokens::REPLY_PRIMING;
+use super::tokens::{REPLY_PRIMING, TokenCounter};
 use crate::ejs::Templates;
 use crate::engine::PromptEngine;
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, Rendered};
@@ -195,11 +195,15 @@ pub(super) fn wrap(template: &str, content: &str) -> String {
     }
 }
 
+/// Assembles the prompt counting with `counter`; the flag says whether the budget left
+/// anything out (history, examples, lorebook entries), which an upper-bound count may do
+/// where the exact one would not.
 pub(crate) fn assemble(
     engine: &PromptEngine,
     input: &PromptInput<'_>,
     options: &PromptOptions,
-) -> PromptOutput {
+    counter: &TokenCounter,
+) -> (PromptOutput, bool) {
     let fallback;
     let preset = match input.preset {
         Some(p) => p,
@@ -209,7 +213,6 @@ pub(crate) fn assemble(
         }
     };
     let bp = &preset.basic_prompts;
-    let counter = engine.counter(&options.model);
     let group = input.characters.len() > 1;
     let speaker = input
         .characters
@@ -265,7 +268,7 @@ pub(crate) fn assemble(
             input,
             options,
             speaker,
-            counter: &counter,
+            counter,
             index,
             max_prompt,
             wrapper: &bp.lorebook,
@@ -464,6 +467,7 @@ pub(crate) fn assemble(
         .map(|(_, m)| counter.message(m))
         .sum();
     pinned += injection_tokens;
+    let mut cut = pinned > max_prompt;
     if pinned > max_prompt {
         b.diagnostics.push(Diagnostic {
             location: "preset".into(),
@@ -531,6 +535,7 @@ pub(crate) fn assemble(
         for block in blocks {
             let cost: usize = block.iter().map(|m| counter.message(m)).sum();
             if cost > remaining {
+                cut = true;
                 break;
             }
             remaining -= cost;
@@ -616,6 +621,10 @@ pub(crate) fn assemble(
         });
     }
     let variables_changed = b.macros.variables_changed();
+    cut |= has_history && included < history_len;
+    cut |= skipped
+        .iter()
+        .any(|s| s.gate == crate::lorebook::Gate::Budget);
     let explain = Explain {
         activated_entries: activated,
         skipped_entries: skipped,
@@ -631,13 +640,14 @@ pub(crate) fn assemble(
         },
         diagnostics,
     };
-    PromptOutput {
+    let output = PromptOutput {
         messages,
         explain,
         variables: b.macros.into_variables(),
         variables_changed,
         timed,
-    }
+    };
+    (output, cut)
 }
 
 /// Chat messages keep their role; system messages stay system.

@@ -74,11 +74,16 @@ pub struct PromptOptions {
     /// EJS templates on (Tavo's "启用 EJS 模板", setting `ejs.enabled`; default true). Off,
     /// `<% %>` tags reach the prompt as written.
     pub ejs: bool,
+    /// Whether the build waits for the model's tokenizer to load (the first build of a
+    /// process, ≈ 0.3–0.5 s). Off (a reply), a build before it is in memory counts with the
+    /// byte upper bound and is kept when nothing was left out — the same messages an exact
+    /// count gives —, else it is built again with the exact count.
+    pub wait_for_tokenizer: bool,
 }
 
 impl PromptOptions {
     /// Defaults: seed 0, `gpt-4o`, 16,384-token context with 1,024 reserved for the reply,
-    /// lorebook budget 25 %, recursion on, no converter, EJS on.
+    /// lorebook budget 25 %, recursion on, no converter, EJS on, exact token counts.
     pub fn new(now: DateTime<FixedOffset>) -> Self {
         Self {
             seed: 0,
@@ -91,6 +96,7 @@ impl PromptOptions {
             lorebook_budget_percent: 25,
             recursive_lorebooks: true,
             ejs: true,
+            wait_for_tokenizer: true,
         }
     }
 

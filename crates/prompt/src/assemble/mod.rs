@@ -9,7 +9,7 @@ mod injections;
 mod input;
 mod lore;
 mod message;
-mod tokens;
+pub(crate) mod tokens;
 
 #[cfg(test)]
 mod ejs_tests;

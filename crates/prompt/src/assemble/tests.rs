@@ -525,3 +525,57 @@ fn explain_serializes_the_contract_fields() {
     }
     assert!(json["tokens"]["parts"].is_array());
 }
+
+/// A reply does not wait for the tokenizer: before it is loaded, a build counts with the
+/// byte upper bound. Kept only when the budget left nothing out, so the messages are always
+/// those of an exact count; a cut prompt is built again with the exact count.
+#[test]
+fn the_byte_bound_build_is_kept_only_when_nothing_was_cut() {
+    let mut f = Fixture::new();
+    f.messages = (0..40)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            };
+            msg(
+                role,
+                &format!("message {i}: Привет, 猫 and the quick brown fox"),
+            )
+        })
+        .collect();
+    let input = PromptInput {
+        chat: Some(&f.chat),
+        characters: &f.characters,
+        speaker: 0,
+        persona: Some(&f.persona),
+        preset: Some(&f.preset),
+        lorebooks: &f.lorebooks,
+        regex_groups: &f.regex,
+        messages: &f.messages,
+        memory: None,
+        variables: &f.variables,
+        timed: &f.timed,
+    };
+    let engine = crate::PromptEngine::new();
+    for (context, cut_by_bound) in [(16_384, false), (1_000, true)] {
+        let mut o = options();
+        o.max_context_tokens = context;
+        o.max_response_tokens = 100;
+        let exact = TokenCounter::for_model(&o.model);
+        let bound = TokenCounter::upper_bound(&o.model);
+        let (by_exact, _) = build::assemble(&engine, &input, &o, &exact);
+        let (by_bound, cut) = build::assemble(&engine, &input, &o, &bound);
+        assert_eq!(cut, cut_by_bound, "context {context}");
+        assert!(by_bound.explain.tokens.total >= by_exact.explain.tokens.total);
+        if !cut {
+            assert_eq!(texts(&by_bound), texts(&by_exact));
+            assert_eq!(by_bound.explain.tokens.encoding, "utf8-bytes (upper bound)");
+            assert!(by_bound.explain.tokens.estimated);
+        }
+        // Whichever way the reply's build went, it sends the exact count's messages.
+        o.wait_for_tokenizer = false;
+        assert_eq!(texts(&engine.build(&input, &o)), texts(&by_exact));
+    }
+}

@@ -6,12 +6,20 @@
 //! models produce somewhat more tokens than o200k on the same text). Each message costs 3
 //! tokens of framing (+1 with a name) and every reply 3 tokens of priming, as in OpenAI's
 //! published counting recipe.
+//!
+//! Loading an encoding costs a process a few hundred milliseconds and ≈ 45 MB, once. A reply
+//! does not wait for it: [`TokenCounter::ready_for_model`] answers only once the encoding is
+//! in memory, and until then [`TokenCounter::upper_bound`] counts every UTF-8 byte as a token
+//! (a byte-level BPE token covers at least one byte, so this is never less than the real
+//! count). [`warm`] loads the encodings on a background thread at start.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tiktoken_rs::CoreBPE;
+use tiktoken_rs::tokenizer::Tokenizer;
 
 use super::message::PromptMessage;
 
@@ -21,9 +29,18 @@ pub const PER_MESSAGE: usize = 3;
 pub const REPLY_PRIMING: usize = 3;
 const CACHE_CAPACITY: usize = 200_000;
 
+/// How a counter counts.
+#[derive(Clone, Copy)]
+enum Counting {
+    /// The model's encoding.
+    Exact(&'static CoreBPE),
+    /// One token per UTF-8 byte: never below the exact count.
+    Bound,
+}
+
 /// Counts tokens for one model, caching counts by text hash.
 pub struct TokenCounter {
-    bpe: &'static CoreBPE,
+    counting: Counting,
     estimated: bool,
     encoding: &'static str,
     cache: Mutex<HashMap<u64, u32>>,
@@ -34,47 +51,124 @@ impl std::fmt::Debug for TokenCounter {
         f.debug_struct("TokenCounter")
             .field("encoding", &self.encoding)
             .field("estimated", &self.estimated)
+            .field("upperBound", &self.is_upper_bound())
             .finish()
     }
 }
 
+/// Which encoding a model counts with: `(tokenizer, name, estimated)`.
+fn encoding_of(model: &str) -> (Tokenizer, &'static str, bool) {
+    let lower = model.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let openai = [
+        "gpt-",
+        "o1",
+        "o3",
+        "o4",
+        "chatgpt-",
+        "text-davinci",
+        "davinci",
+        "babbage",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p));
+    if openai && let Some(tokenizer) = tiktoken_rs::tokenizer::get_tokenizer(name) {
+        let encoding = if name.starts_with("gpt-4o")
+            || name.starts_with('o')
+            || name.starts_with("gpt-4.1")
+            || name.starts_with("gpt-5")
+            || name.starts_with("chatgpt")
+        {
+            "o200k_base"
+        } else {
+            "cl100k_base"
+        };
+        return (tokenizer, encoding, false);
+    }
+    (Tokenizer::O200kBase, "o200k_base×1.1", true)
+}
+
+/// One flag per tokenizer: set once its encoding is in memory.
+static LOADED: [AtomicBool; 7] = [const { AtomicBool::new(false) }; 7];
+
+fn slot(tokenizer: Tokenizer) -> usize {
+    match tokenizer {
+        Tokenizer::O200kHarmony => 0,
+        Tokenizer::O200kBase => 1,
+        Tokenizer::Cl100kBase => 2,
+        Tokenizer::P50kBase => 3,
+        Tokenizer::R50kBase => 4,
+        Tokenizer::P50kEdit => 5,
+        Tokenizer::Gpt2 => 6,
+    }
+}
+
+/// The encoding, loading it if this is the first use in the process (blocking).
+fn load(tokenizer: Tokenizer) -> Option<&'static CoreBPE> {
+    let bpe = tiktoken_rs::bpe_for_tokenizer(tokenizer).ok()?;
+    LOADED[slot(tokenizer)].store(true, Ordering::Release);
+    Some(bpe)
+}
+
+fn is_loaded(tokenizer: Tokenizer) -> bool {
+    LOADED[slot(tokenizer)].load(Ordering::Acquire)
+}
+
+/// Whether `model`'s encoding is in memory (an exact count would not wait).
+pub(crate) fn is_ready(model: &str) -> bool {
+    is_loaded(encoding_of(model).0)
+}
+
+/// Loads the encodings of `models` (and o200k, the estimate's, always) on a background
+/// thread, once per encoding and process, so that no reply waits for them. Returns at once.
+pub fn warm(models: &[&str]) {
+    static STARTED: [AtomicBool; 7] = [const { AtomicBool::new(false) }; 7];
+    let mut wanted = vec![Tokenizer::O200kBase];
+    wanted.extend(models.iter().map(|m| encoding_of(m).0));
+    let todo: Vec<Tokenizer> = wanted
+        .into_iter()
+        .filter(|t| !STARTED[slot(*t)].swap(true, Ordering::AcqRel))
+        .collect();
+    if todo.is_empty() {
+        return;
+    }
+    // When no thread can be started, the first exact count loads the encoding itself.
+    let _ = std::thread::Builder::new()
+        .name("tavo-tokenizer".into())
+        .spawn(move || {
+            for tokenizer in todo {
+                load(tokenizer);
+            }
+        });
+}
+
 impl TokenCounter {
     /// The counter for `model`: its tiktoken encoding when it is an OpenAI model, else the
-    /// documented estimate.
+    /// documented estimate. Loads the encoding on first use (blocking).
     pub fn for_model(model: &str) -> Self {
-        let lower = model.to_ascii_lowercase();
-        let name = lower.rsplit('/').next().unwrap_or(&lower);
-        let openai = [
-            "gpt-",
-            "o1",
-            "o3",
-            "o4",
-            "chatgpt-",
-            "text-davinci",
-            "davinci",
-            "babbage",
-        ]
-        .iter()
-        .any(|p| name.starts_with(p));
-        if openai && let Ok(bpe) = tiktoken_rs::bpe_for_model(name) {
-            let encoding = if name.starts_with("gpt-4o")
-                || name.starts_with('o')
-                || name.starts_with("gpt-4.1")
-                || name.starts_with("gpt-5")
-                || name.starts_with("chatgpt")
-            {
-                "o200k_base"
-            } else {
-                "cl100k_base"
-            };
-            return Self::new(bpe, false, encoding);
+        let (tokenizer, encoding, estimated) = encoding_of(model);
+        match load(tokenizer) {
+            Some(bpe) => Self::new(Counting::Exact(bpe), estimated, encoding),
+            None => Self::upper_bound(model),
         }
-        Self::new(tiktoken_rs::o200k_base_singleton(), true, "o200k_base×1.1")
     }
 
-    fn new(bpe: &'static CoreBPE, estimated: bool, encoding: &'static str) -> Self {
+    /// The exact counter for `model` if its encoding is already in memory; `None` instead of
+    /// waiting for the load.
+    pub fn ready_for_model(model: &str) -> Option<Self> {
+        is_ready(model).then(|| Self::for_model(model))
+    }
+
+    /// A counter that needs no encoding: one token per UTF-8 byte (× 1.1 for estimated
+    /// models), never below what [`TokenCounter::for_model`] counts.
+    pub fn upper_bound(model: &str) -> Self {
+        let (_, _, estimated) = encoding_of(model);
+        Self::new(Counting::Bound, estimated, "utf8-bytes (upper bound)")
+    }
+
+    fn new(counting: Counting, estimated: bool, encoding: &'static str) -> Self {
         Self {
-            bpe,
+            counting,
             estimated,
             encoding,
             cache: Mutex::new(HashMap::new()),
@@ -83,7 +177,12 @@ impl TokenCounter {
 
     /// Whether counts are estimates.
     pub fn is_estimate(&self) -> bool {
-        self.estimated
+        self.estimated || self.is_upper_bound()
+    }
+
+    /// Whether counts are the byte upper bound rather than the encoding's.
+    pub fn is_upper_bound(&self) -> bool {
+        matches!(self.counting, Counting::Bound)
     }
 
     /// The encoding name (`o200k_base`, `cl100k_base`, or the estimate's label).
@@ -96,6 +195,10 @@ impl TokenCounter {
         if text.is_empty() {
             return 0;
         }
+        let bpe = match self.counting {
+            Counting::Exact(bpe) => bpe,
+            Counting::Bound => return self.scaled(text.len()),
+        };
         let mut hasher = DefaultHasher::new();
         text.hash(&mut hasher);
         let key = hasher.finish();
@@ -104,12 +207,7 @@ impl TokenCounter {
         {
             return *hit as usize;
         }
-        let raw = self.bpe.encode_ordinary(text).len();
-        let count = if self.estimated {
-            (raw * 11).div_ceil(10)
-        } else {
-            raw
-        };
+        let count = self.scaled(bpe.encode_ordinary(text).len());
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHE_CAPACITY {
                 cache.clear();
@@ -117,6 +215,15 @@ impl TokenCounter {
             cache.insert(key, count as u32);
         }
         count
+    }
+
+    /// A raw count with the estimate's 1.1 applied when this model is estimated.
+    fn scaled(&self, raw: usize) -> usize {
+        if self.estimated {
+            (raw * 11).div_ceil(10)
+        } else {
+            raw
+        }
     }
 
     /// Tokens of a message including framing.
@@ -154,5 +261,23 @@ mod tests {
             c.message(&PromptMessage::new(tavo_model::Role::User, "")),
             PER_MESSAGE
         );
+    }
+
+    #[test]
+    fn the_byte_bound_is_never_below_the_encoding() {
+        let texts = [
+            "hello world",
+            "Привет, мир — 猫が好き 🐈",
+            &"The quick brown fox jumps over the lazy dog. ".repeat(40),
+        ];
+        for model in ["gpt-4o", "gpt-4", "claude-sonnet-4"] {
+            let exact = TokenCounter::for_model(model);
+            let bound = TokenCounter::upper_bound(model);
+            assert!(bound.is_upper_bound() && bound.is_estimate());
+            assert!(TokenCounter::ready_for_model(model).is_some());
+            for text in texts {
+                assert!(bound.count(text) >= exact.count(text), "{model}: {text}");
+            }
+        }
     }
 }
