@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     pub(crate) memory_in_flight: crate::memory::InFlight,
     /// Automatic memory extractions started after replies.
     pub(crate) background: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Text-to-speech (`tts.play` for every door).
+    pub(crate) speech: crate::speech::Speech,
 }
 
 impl Inner {
@@ -211,6 +213,15 @@ impl Engine {
         } else {
             services
         };
+        // `tts.play` needs a provider request and the TTS cache: the engine brings it too.
+        let speech = crate::speech::Speech::new(store.clone(), client.clone(), gate.clone());
+        let services = if services.tts.is_none() {
+            let mut s = (*services).clone();
+            s.tts = Some(Arc::new(speech.clone()));
+            Arc::new(s)
+        } else {
+            services
+        };
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -227,6 +238,7 @@ impl Engine {
                 live: Mutex::new(HashMap::new()),
                 memory_in_flight,
                 background: Mutex::new(Vec::new()),
+                speech,
             }),
         }
     }
@@ -234,6 +246,12 @@ impl Engine {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// Text-to-speech: voice connections, bindings, settings, synthesis, playback events and
+    /// the TTS cache (see [`crate::speech`]).
+    pub fn speech(&self) -> &crate::speech::Speech {
+        &self.inner.speech
     }
 
     /// The call path for a user's direct call (`tavo tool call`, `POST /api/ops/{name}`, MCP):

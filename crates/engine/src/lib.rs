@@ -18,6 +18,7 @@
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
 //! - [`generate`]: `tavo.generate`, one generation on the chat's connection that writes nothing.
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
+//! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
 mod control;
 pub mod display;
@@ -38,6 +39,7 @@ mod persist;
 pub mod prompt;
 pub mod regex_test;
 pub mod settings;
+pub mod speech;
 pub mod status;
 mod summary;
 mod task;

@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 23] = [
+pub const SETTINGS: [SettingSpec; 28] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -156,6 +156,31 @@ pub const SETTINGS: [SettingSpec; 23] = [
         key: crate::group::PROMPT_SETTING,
         kind: Kind::Text { max_len: 20_000 },
         about: "group chats, contextual-speaker mode: the speaker-selection prompt, with {{group}}, {{groupNotMuted}}, {{user}} and {{messages}} (default: the built-in prompt)",
+    },
+    SettingSpec {
+        key: crate::speech::config::AUTO_PLAY,
+        kind: Kind::Bool,
+        about: "voice: play each finished reply aloud in the open app, with the playback rules (Tavo's 自动播放; default false)",
+    },
+    SettingSpec {
+        key: crate::speech::config::PLAY_NARRATION,
+        kind: Kind::Bool,
+        about: "voice playback rules: speak narration, the text outside quotes (default true)",
+    },
+    SettingSpec {
+        key: crate::speech::config::ONLY_QUOTES,
+        kind: Kind::Bool,
+        about: "voice playback rules: speak only quotes (\"…\", “…”, 「…」, 『…』, «…» and > lines) (default false)",
+    },
+    SettingSpec {
+        key: crate::speech::config::PLAY_CODE_BLOCKS,
+        kind: Kind::Bool,
+        about: "voice playback rules: speak the content of ``` code blocks (default false)",
+    },
+    SettingSpec {
+        key: crate::speech::config::PLAY_TAG_CONTENT,
+        kind: Kind::Bool,
+        about: "voice playback rules: speak the content of custom <tag>…</tag> elements such as <action> (default false)",
     },
 ];
 
@@ -299,6 +324,12 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     }
     if spec.key == crate::group::PROMPT_SETTING {
         return Ok(Value::from(crate::group::DEFAULT_PROMPT));
+    }
+    if let Some((_, default)) = crate::speech::config::SWITCHES
+        .iter()
+        .find(|(k, _)| *k == spec.key)
+    {
+        return Ok(Value::Bool(*default));
     }
     let defaults = serde_json::to_value(ToolSettings::default()).unwrap_or(Value::Null);
     Ok(spec

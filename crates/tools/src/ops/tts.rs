@@ -107,24 +107,24 @@ async fn play(args: PlayArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
         VoiceArg::Character(c) => json!({"character": c.character.get()}),
         VoiceArg::Persona(p) => json!({"persona": p.persona.get()}),
     };
-    let started = player
-        .play(chat, args.text, voice, args.options.queue.unwrap_or(false))
+    let out = player
+        .play(
+            chat,
+            args.text,
+            voice,
+            args.options.queue.unwrap_or(false),
+            args.options.apply_playback_rules.unwrap_or(false),
+        )
         .await?;
-    if !started {
-        return Err(ToolError::new(
-            ErrorCode::InternalError,
-            "playback could not start",
-        ));
-    }
-    Outcome::value(json!({"playing": true}))
+    Outcome::value(out)
 }
 
 async fn stop(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
     match ctx.services.tts.clone() {
         Some(player) => {
-            player.stop(chat).await?;
-            Outcome::value(json!({"stopped": true}))
+            let heard = player.stop(chat).await?;
+            Outcome::value(json!({"stopped": heard}))
         }
         None => Outcome::value(json!({"stopped": false})),
     }
@@ -137,7 +137,9 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             "tts.play",
             Safety::Read,
             "Speak text aloud with the TTS voice bound to a character ({voice: {character: id}}) or a persona \
-             ({voice: {persona: id}}); the voice must be chosen explicitly. queue waits for the current speech.",
+             ({voice: {persona: id}}); the voice must be chosen explicitly. queue waits for the current speech; \
+             applyPlaybackRules speaks only what the user's voice settings allow. The result says whether an \
+             open app plays it (playing) and why not.",
         )
         .keywords(&["tts", "speak", "voice", "read aloud", "audio", "语音"]),
         play,

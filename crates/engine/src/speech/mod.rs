@@ -1,0 +1,483 @@
+//! Text-to-speech for every door (Tavo §14.1–14.2; seed 002 `tavo.tts.*`, seed 000
+//! `tavo_tts_play` / `tavo_tts_stop`).
+//!
+//! [`Speech`] resolves a voice (a character's or persona's binding in `tts.bindings`, on a
+//! `tts.connections` connection), applies the playback rules when asked
+//! ([`tavo_prompt::speech`]), synthesizes through [`tavo_llm::media::speech`] — once per
+//! text and voice, kept in the TTS cache ([`cache`]) — and hands the open app a `tts` event
+//! `{chatId, action: "play", url, queue}` through its [`SpeechSink`]. Playback itself happens
+//! in the app's player, which holds the chat's one shared queue: `queue: false` interrupts
+//! what is playing and clears the queue, `queue: true` appends; `stop` stops and clears.
+//!
+//! Without a sink (the CLI) or with no page listening, a play still synthesizes and keeps the
+//! audio, and answers `playing: false` with the reason and the audio's URL — it never claims
+//! a playback nobody hears. The model's `tavo_tts_play` gets the same answer (not an error:
+//! nothing went wrong, and retrying would not help); a missing target or binding is
+//! `resource_not_found` for the model, `playing: false` for the app and TavoJS.
+
+pub mod cache;
+pub mod config;
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tavo_llm::media::speech::{self as codec, Audio, SpeechRequest, VoiceConnection};
+use tavo_llm::{Client, ErrorKind, LlmError};
+use tavo_model::{ChatId, MessageId, Role};
+use tavo_store::{Store, StoreError};
+use tavo_tools::context::SpeechPlayer;
+use tavo_tools::operation::BoxFuture;
+use tavo_tools::{ErrorCode, ToolError};
+
+pub use config::{VoiceBinding, VoiceBindings, VoiceSettings, VoiceTarget};
+
+/// Why speech did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum SpeechError {
+    #[error("chat {0} not found (see `tavo list chats`)")]
+    ChatNotFound(i64),
+    #[error("message {0} not found in this chat")]
+    MessageNotFound(i64),
+    #[error("{0} not found")]
+    TargetNotFound(String),
+    #[error("{0} has no voice binding; bind one with `tavo tts bind` or in Settings → Voice")]
+    NoBinding(String),
+    #[error("{0}")]
+    NoConnection(String),
+    #[error("{path}: {problem}")]
+    Invalid { path: String, problem: String },
+    #[error("{}", .0.message)]
+    Provider(LlmError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl SpeechError {
+    /// The error envelope's code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SpeechError::ChatNotFound(_)
+            | SpeechError::MessageNotFound(_)
+            | SpeechError::TargetNotFound(_)
+            | SpeechError::NoBinding(_)
+            | SpeechError::NoConnection(_) => "resource_not_found",
+            SpeechError::Invalid { .. } => "invalid_arguments",
+            SpeechError::Provider(e) if is_refusal(e) => "permission_denied",
+            SpeechError::Provider(_) => "provider_error",
+            SpeechError::Store(e) => e.code(),
+            SpeechError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The field path of an invalid value.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            SpeechError::Invalid { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
+/// A refusal by the provider: the key, its permissions or a safety system.
+fn is_refusal(e: &LlmError) -> bool {
+    matches!(
+        e.kind,
+        ErrorKind::Authentication | ErrorKind::Permission | ErrorKind::ContentFiltered
+    )
+}
+
+/// Where `tts` events go: the server's event stream. Answers how many open pages got it.
+pub trait SpeechSink: Send + Sync {
+    /// Publishes `{chatId, action, url?, queue?, messageId?}`.
+    fn publish(&self, chat: i64, event: Value) -> usize;
+}
+
+/// One synthesized, cached audio file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spoken {
+    /// The cache file name (`<sha256>.mp3`).
+    pub name: String,
+    /// `/api/tts/audio/<name>`.
+    pub url: String,
+    pub mime: String,
+    pub size: u64,
+    /// Served from the cache (no provider request).
+    pub cached: bool,
+    /// The connection that spoke it.
+    pub connection: String,
+    pub voice: String,
+    /// The text sent to the provider (after the playback rules).
+    pub text: String,
+}
+
+/// What a play did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlayOutcome {
+    /// Synthesized and handed to at least one open page.
+    pub playing: bool,
+    /// Why not, when not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The audio, when it was synthesized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio: Option<Spoken>,
+    /// Open pages that received the event.
+    pub delivered: usize,
+}
+
+impl PlayOutcome {
+    fn not(reason: impl Into<String>) -> Self {
+        Self {
+            playing: false,
+            reason: Some(reason.into()),
+            audio: None,
+            delivered: 0,
+        }
+    }
+}
+
+/// One play request (every door's shape).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlayRequest {
+    pub chat: i64,
+    /// The text; `None`: the message's text (`message` must be given).
+    pub text: Option<String>,
+    /// Whose voice; `None`: the speaker of `message` (a bubble script's host message).
+    pub voice: Option<VoiceTarget>,
+    pub message: Option<i64>,
+    pub queue: bool,
+    pub apply_playback_rules: bool,
+}
+
+/// The speech service of an engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Speech {
+    store: Store,
+    client: Client,
+    gate: tavo_tools::Gate,
+    sink: Arc<RwLock<Option<Arc<dyn SpeechSink>>>>,
+}
+
+impl std::fmt::Debug for Speech {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Speech").finish_non_exhaustive()
+    }
+}
+
+impl Speech {
+    pub(crate) fn new(store: Store, client: Client, gate: tavo_tools::Gate) -> Self {
+        Self {
+            store,
+            client,
+            gate,
+            sink: Arc::default(),
+        }
+    }
+
+    /// Sends `tts` events to `sink` from now on (the server's event stream).
+    pub fn set_sink(&self, sink: Arc<dyn SpeechSink>) {
+        *self.sink.write().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+    }
+
+    fn publish(&self, chat: i64, event: Value) -> usize {
+        let sink = self.sink.read().unwrap_or_else(|p| p.into_inner()).clone();
+        sink.map_or(0, |s| s.publish(chat, event))
+    }
+
+    /// The cache directory.
+    pub fn cache_dir(&self) -> PathBuf {
+        cache::dir(self.store.data_dir())
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, SpeechError> + Send + 'static,
+    ) -> Result<T, SpeechError> {
+        crate::offload::gated(&self.store, &self.gate, SpeechError::Internal, f).await
+    }
+
+    /// Synthesizes `text` with `conn` and `voice` (the connection's `voice` option when
+    /// `None`), through the cache.
+    pub async fn synthesize(
+        &self,
+        conn: VoiceConnection,
+        voice: Option<String>,
+        text: String,
+    ) -> Result<Spoken, SpeechError> {
+        let req = SpeechRequest {
+            text: text.trim().to_owned(),
+            voice,
+        };
+        let voice = codec::voice_of(&conn, &req).map_err(|e| SpeechError::Invalid {
+            path: "voice".into(),
+            problem: e.message.trim_start_matches("voice: ").to_owned(),
+        })?;
+        let dir = self.cache_dir();
+        let key = cache::key(&conn, &voice, &req.text);
+        let spoken = |name: String, size: u64, cached: bool| Spoken {
+            url: format!("/api/tts/audio/{name}"),
+            mime: codec::mime_for(name.rsplit('.').next().unwrap_or("mp3")).to_owned(),
+            name,
+            size,
+            cached,
+            connection: conn.name.clone(),
+            voice: voice.clone(),
+            text: req.text.clone(),
+        };
+        if let Some(name) = cache::find(&dir, &key) {
+            let size = std::fs::metadata(dir.join(&name)).map_or(0, |m| m.len());
+            return Ok(spoken(name, size, true));
+        }
+        let audio: Audio = codec::synthesize(&self.client, &conn, &req)
+            .await
+            .map_err(SpeechError::Provider)?;
+        let size = audio.bytes.len() as u64;
+        let (d, k) = (dir.clone(), key.clone());
+        let name = tokio::task::spawn_blocking(move || cache::store(&d, &k, &audio))
+            .await
+            .map_err(|e| SpeechError::Internal(format!("internal task failed: {e}")))?
+            .map_err(|e| {
+                tracing::warn!(error = %e, "storing TTS audio failed");
+                SpeechError::Internal("storing the audio in the TTS cache failed".into())
+            })?;
+        Ok(spoken(name, size, false))
+    }
+
+    /// The connection and voice of `target`'s binding.
+    pub async fn resolve(
+        &self,
+        target: VoiceTarget,
+    ) -> Result<(VoiceConnection, String), SpeechError> {
+        self.blocking(move |store| {
+            config::require_target(store, target)?;
+            let bindings = config::load_bindings(store)?;
+            let b = bindings
+                .get(target)
+                .ok_or_else(|| SpeechError::NoBinding(target.describe()))?;
+            let conn = config::pick_connection(store, b.connection.as_deref())?;
+            Ok((conn, b.voice.clone()))
+        })
+        .await
+    }
+
+    /// Synthesizes `text` in `target`'s bound voice (`tavo tts say --character`).
+    pub async fn say_as(
+        &self,
+        target: VoiceTarget,
+        text: String,
+        apply_playback_rules: bool,
+    ) -> Result<Spoken, SpeechError> {
+        let (conn, voice) = self.resolve(target).await?;
+        let text = if apply_playback_rules {
+            self.spoken_text(text).await?
+        } else {
+            text
+        };
+        if text.trim().is_empty() {
+            return Err(SpeechError::Invalid {
+                path: "text".into(),
+                problem: "nothing is left to speak after the playback rules".into(),
+            });
+        }
+        self.synthesize(conn, Some(voice), text).await
+    }
+
+    /// `text` through the saved playback rules.
+    pub async fn spoken_text(&self, text: String) -> Result<String, SpeechError> {
+        let settings = self.blocking(config::load_settings).await?;
+        Ok(tavo_prompt::speech::spoken_text(&text, &settings.playback))
+    }
+
+    /// Plays in `chat`'s open app (see the module documentation).
+    pub async fn play(&self, req: PlayRequest) -> Result<PlayOutcome, SpeechError> {
+        let PlayRequest {
+            chat,
+            text,
+            voice,
+            message,
+            queue,
+            apply_playback_rules,
+        } = req;
+        // The chat, the message's text and speaker, the voice settings: one trip.
+        let (text, target, settings) = self
+            .blocking(move |store| {
+                let found = store.get::<tavo_model::Chat>(ChatId(chat))?;
+                let chat_row = found.ok_or(SpeechError::ChatNotFound(chat))?;
+                let msg = match message {
+                    Some(id) => {
+                        let m = store
+                            .message_get(MessageId(id))?
+                            .filter(|_| {
+                                store
+                                    .message_chat(MessageId(id))
+                                    .ok()
+                                    .flatten()
+                                    .is_some_and(|c| c.0 == chat)
+                            })
+                            .ok_or(SpeechError::MessageNotFound(id))?;
+                        Some(m)
+                    }
+                    None => None,
+                };
+                let target = voice.or_else(|| {
+                    let m = msg.as_ref()?;
+                    match m.role {
+                        Role::User => chat_row
+                            .persona
+                            .as_ref()
+                            .map(|p| VoiceTarget::Persona(p.id.0)),
+                        _ => m
+                            .character_id
+                            .map(|c| VoiceTarget::Character(c.0))
+                            .or_else(|| {
+                                (chat_row.characters.len() == 1)
+                                    .then(|| VoiceTarget::Character(chat_row.characters[0].id.0))
+                            }),
+                    }
+                });
+                let text = text.or_else(|| msg.map(|m| m.content)).unwrap_or_default();
+                Ok((text, target, config::load_settings(store)?))
+            })
+            .await?;
+        let Some(target) = target else {
+            return Ok(PlayOutcome::not(
+                "no voice target: pass voice {character} or {persona}, or a message",
+            ));
+        };
+        let text = if apply_playback_rules {
+            tavo_prompt::speech::spoken_text(&text, &settings.playback)
+        } else {
+            text.trim().to_owned()
+        };
+        if text.is_empty() {
+            return Ok(PlayOutcome::not("nothing to speak"));
+        }
+        let (conn, voice) = match self.resolve(target).await {
+            Ok(found) => found,
+            Err(
+                e @ (SpeechError::TargetNotFound(_)
+                | SpeechError::NoBinding(_)
+                | SpeechError::NoConnection(_)),
+            ) => return Ok(PlayOutcome::not(e.to_string())),
+            Err(e) => return Err(e),
+        };
+        let spoken = self.synthesize(conn, Some(voice), text).await?;
+        let delivered = self.publish(
+            chat,
+            json!({"chatId": chat, "action": "play", "url": spoken.url, "queue": queue,
+                   "messageId": message, "mimeType": spoken.mime}),
+        );
+        Ok(PlayOutcome {
+            playing: delivered > 0,
+            reason: (delivered == 0).then(|| {
+                "no app page is open to play it; the audio was synthesized and kept at its url"
+                    .to_owned()
+            }),
+            audio: Some(spoken),
+            delivered,
+        })
+    }
+
+    /// Stops `chat`'s playback and clears its queue in every open page. Answers whether a
+    /// page got the event.
+    pub async fn stop(&self, chat: i64) -> Result<bool, SpeechError> {
+        let exists = self
+            .blocking(move |store| Ok(store.get::<tavo_model::Chat>(ChatId(chat))?.is_some()))
+            .await?;
+        if !exists {
+            return Err(SpeechError::ChatNotFound(chat));
+        }
+        Ok(self.publish(chat, json!({"chatId": chat, "action": "stop"})) > 0)
+    }
+
+    /// A cached audio file's bytes and MIME type.
+    pub async fn audio(
+        &self,
+        name: String,
+    ) -> Result<Option<(Vec<u8>, &'static str)>, SpeechError> {
+        let dir = self.cache_dir();
+        tokio::task::spawn_blocking(move || cache::read(&dir, &name))
+            .await
+            .map_err(|e| SpeechError::Internal(format!("internal task failed: {e}")))?
+            .map_err(|e| {
+                tracing::warn!(error = %e, "reading TTS audio failed");
+                SpeechError::Internal("reading the TTS cache failed".into())
+            })
+    }
+
+    /// `{files, bytes}` of the cache.
+    pub fn cache_usage(&self) -> Result<Value, SpeechError> {
+        let (files, bytes) = cache::usage(&self.cache_dir())
+            .map_err(|_| SpeechError::Internal("reading the TTS cache failed".into()))?;
+        Ok(json!({"files": files, "bytes": bytes}))
+    }
+
+    /// Empties the cache; `{removed, bytes}`.
+    pub fn clear_cache(&self) -> Result<Value, SpeechError> {
+        let (files, bytes) = cache::clear(&self.cache_dir())
+            .map_err(|_| SpeechError::Internal("clearing the TTS cache failed".into()))?;
+        Ok(json!({"removed": files, "bytes": bytes}))
+    }
+}
+
+fn tool_error(e: SpeechError) -> ToolError {
+    let code = match e.code() {
+        "resource_not_found" => ErrorCode::ResourceNotFound,
+        "invalid_arguments" => ErrorCode::InvalidArguments,
+        "permission_denied" => ErrorCode::PermissionDenied,
+        _ => ErrorCode::InternalError,
+    };
+    ToolError::new(code, e.to_string())
+}
+
+/// The model's and TavoJS's door (`Services.tts`).
+impl SpeechPlayer for Speech {
+    fn play(
+        &self,
+        chat: i64,
+        text: String,
+        voice: Value,
+        queue: bool,
+        apply_playback_rules: bool,
+    ) -> BoxFuture<Result<Value, ToolError>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let target = VoiceTarget::from_json(&voice).ok_or_else(|| {
+                ToolError::invalid_at(
+                    "options.voice",
+                    "{character: id} or {persona: id}",
+                    "object",
+                )
+            })?;
+            // The model must get resource_not_found for a missing target or binding (seed 000).
+            this.resolve(target).await.map_err(tool_error)?;
+            let out = this
+                .play(PlayRequest {
+                    chat,
+                    text: Some(text),
+                    voice: Some(target),
+                    message: None,
+                    queue,
+                    apply_playback_rules,
+                })
+                .await
+                .map_err(tool_error)?;
+            Ok(json!({
+                "playing": out.playing,
+                "reason": out.reason,
+                "audio": out.audio.as_ref().map(|a| json!({"url": a.url, "mimeType": a.mime, "cached": a.cached})),
+            }))
+        })
+    }
+
+    fn stop(&self, chat: i64) -> BoxFuture<Result<bool, ToolError>> {
+        let this = self.clone();
+        Box::pin(async move { Speech::stop(&this, chat).await.map_err(tool_error) })
+    }
+}
