@@ -172,6 +172,13 @@ impl DisplayContext {
             .text
     }
 
+    /// Expands macros in `text` as the chat's first member (variable writes dropped, no EJS):
+    /// a text written into the chat for its character, such as the image injection template.
+    pub fn expand_macros(&self, text: &str, seed: u64) -> String {
+        let ctx = self.macro_context(None);
+        self.expand(text, &ctx, seed, false)
+    }
+
     /// The display copy of `message` at `depth` (0 = the newest message of the chat). A rule
     /// that fails is skipped (the text is shown without it), as the prompt builder does.
     pub fn message(&self, message: &Message, depth: i64) -> DisplayCopy {

@@ -213,6 +213,18 @@ impl Engine {
         } else {
             services
         };
+        // `image.generate` likewise: over the image connection book (`crate::image`).
+        let services = if services.image.is_none() {
+            let mut s = (*services).clone();
+            s.image = Some(Arc::new(crate::image::ImageService {
+                store: store.clone(),
+                client: client.clone(),
+                gate: gate.clone(),
+            }));
+            Arc::new(s)
+        } else {
+            services
+        };
         // `tts.play` needs a provider request and the TTS cache: the engine brings it too.
         let speech = crate::speech::Speech::new(store.clone(), client.clone(), gate.clone());
         let services = if services.tts.is_none() {
@@ -246,6 +258,21 @@ impl Engine {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The operation registry.
+    pub(crate) fn registry(&self) -> Arc<Registry> {
+        self.inner.registry.clone()
+    }
+
+    /// The services of a direct call (a fresh web adapter).
+    pub(crate) fn services(&self) -> Arc<Services> {
+        self.inner.reply_services()
+    }
+
+    /// The library gate.
+    pub(crate) fn gate(&self) -> tavo_tools::Gate {
+        self.inner.gate.clone()
     }
 
     /// Text-to-speech: voice connections, bindings, settings, synthesis, playback events and

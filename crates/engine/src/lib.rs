@@ -16,6 +16,7 @@
 //! - [`display`]: the display copy of messages and card text (macros, `display` regex rules).
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
+//! - [`image`]: image generation over the image connection book, `/imagine`.
 //! - [`generate`]: `tavo.generate`, one generation on the chat's connection that writes nothing.
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
@@ -28,6 +29,7 @@ mod event;
 pub mod generate;
 pub mod group;
 pub mod hooks;
+pub mod image;
 mod hub;
 mod interaction;
 mod limits;

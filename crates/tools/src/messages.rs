@@ -36,6 +36,8 @@ pub struct MessageDraft {
     pub character_id: Option<i64>,
     /// When it was sent (RFC 3339); now when absent.
     pub send_date: Option<String>,
+    /// Fields stored beside the model's (SillyTavern's `extra` object: `extra.image`, …).
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl MessageDraft {
@@ -48,6 +50,7 @@ impl MessageDraft {
             hidden: false,
             character_id: None,
             send_date: None,
+            extra: serde_json::Map::new(),
         }
     }
 }
@@ -281,6 +284,7 @@ pub fn append_message(
     let mut message = Message::new(draft.role, draft.content);
     message.reasoning = draft.reasoning.filter(|r| !r.is_empty());
     message.hidden = draft.hidden;
+    message.extra = draft.extra;
     message.send_date = Some(
         draft
             .send_date

@@ -1,0 +1,310 @@
+//! Image generation for every door (Tavo §14.3): the image service behind
+//! `tavo_image_generate`, `tavo.image.generate`, `POST /api/images/generate` and `tavo image
+//! generate`, and `/imagine <prompt>` from the composer.
+//!
+//! - The connection: the caller's (`--connection`), else the chat's binding
+//!   (`chat.image.connection`, a field of the chat), else the default of the image connection
+//!   book (`image.connections`, [`tavo_llm::media::image::ImageBook`]).
+//! - Failures: no book, no default or an unknown name → `resource_not_found`; a refused key,
+//!   a forbidden model or a refused prompt (401/403, safety blocks) → `permission_denied`;
+//!   a provider 404 → `resource_not_found`; everything else (429, 5xx, time-outs, an answer
+//!   without an image) → `internal_error` with `details.reason` (`rate_limit`, `server`, …).
+//!   The provider's body never reaches a message.
+//! - `/imagine <prompt>`: the image is stored as a chat file and a message of the chat's
+//!   character is written with the injection template (`image.injectionTemplate`, default
+//!   `[生成了一张图片：{{prompt}}]`, macros applied) as its text, so the model sees it in
+//!   history, and the image in SillyTavern's place: `extra.image` (the file's virtual path),
+//!   `extra.title` (the prompt), `extra.inline_image: false`.
+
+use serde_json::{Map, Value, json};
+use tavo_llm::ErrorKind;
+use tavo_llm::media::image::{
+    DEFAULT_INJECTION_TEMPLATE, INJECTION_TEMPLATE_KEY, ImageBook, ImageConnection, ImageData,
+    ImageRequest, SETTINGS_KEY,
+};
+use tavo_model::{Chat, ChatId, Role};
+use tavo_store::Store;
+use tavo_tools::operation::BoxFuture;
+use tavo_tools::ops::image::{GeneratedImage, ImageArgs, ImageOptions, Storage};
+use tavo_tools::{ErrorCode, ImageGenerator, ImageJob, OpContext, ToolError};
+
+use crate::offload::gated;
+
+/// The composer command that generates an image instead of sending a message.
+pub const IMAGINE: &str = "/imagine";
+
+/// The prompt of an `/imagine <prompt>` message (`Some("")` for a bare `/imagine`), `None`
+/// for any other text.
+pub fn imagine_prompt(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix(IMAGINE)?;
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.starts_with(char::is_whitespace).then(|| rest.trim())
+}
+
+/// The image connection a chat is bound to (`chat.image.connection`), if any.
+pub fn chat_binding(chat: &Chat) -> Option<String> {
+    chat.extra
+        .get("image")
+        .and_then(|v| v.get("connection"))
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// The injection template in effect (the setting, else Tavo's default).
+pub fn injection_template(store: &Store) -> Result<String, ToolError> {
+    let v = store
+        .setting_get(INJECTION_TEMPLATE_KEY)
+        .map_err(|e| tavo_tools::context::store_error("reading the settings", e))?;
+    Ok(v.as_ref()
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or(DEFAULT_INJECTION_TEMPLATE)
+        .to_owned())
+}
+
+/// Reads the image connection book.
+pub fn load_book(store: &Store) -> Result<ImageBook, ToolError> {
+    let v = store
+        .setting_get(SETTINGS_KEY)
+        .map_err(|e| tavo_tools::context::store_error("reading the settings", e))?;
+    ImageBook::from_setting(v).map_err(|e| ToolError::new(ErrorCode::InternalError, e.to_string()))
+}
+
+/// The connection for `job`: the caller's, else the chat's binding, else the default.
+fn pick(
+    store: &Store,
+    job_chat: Option<i64>,
+    named: Option<String>,
+) -> Result<ImageConnection, ToolError> {
+    let bound = match (named.is_none(), job_chat) {
+        (true, Some(id)) => store
+            .chat_get(ChatId(id))
+            .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?
+            .as_ref()
+            .and_then(chat_binding),
+        _ => None,
+    };
+    let wanted = named.or(bound);
+    let book = load_book(store)?;
+    book.pick(wanted.as_deref()).cloned().map_err(|e| {
+        let why = if e.is_not_found() && book.connections.is_empty() {
+            "no image generation endpoint is configured; add one with `tavo image connection add` (or Settings → Image generation)".to_owned()
+        } else {
+            e.to_string()
+        };
+        ToolError::new(ErrorCode::ResourceNotFound, why)
+    })
+}
+
+/// An image provider's failure as an envelope error (never with the provider's body).
+pub fn provider_error(e: tavo_llm::LlmError) -> ToolError {
+    let code = match e.kind {
+        ErrorKind::Authentication | ErrorKind::Permission | ErrorKind::ContentFiltered => {
+            ErrorCode::PermissionDenied
+        }
+        ErrorKind::NotFound => ErrorCode::ResourceNotFound,
+        _ => ErrorCode::InternalError,
+    };
+    let mut details = Map::new();
+    details.insert("reason".into(), json!(e.kind.as_str()));
+    if let Some(s) = e.status {
+        details.insert("status".into(), json!(s));
+    }
+    ToolError::new(code, e.message).with_details(Value::Object(details))
+}
+
+/// The engine's image service over the image connection book.
+pub(crate) struct ImageService {
+    pub(crate) store: Store,
+    pub(crate) client: tavo_llm::Client,
+    pub(crate) gate: tavo_tools::Gate,
+}
+
+fn internal(why: String) -> ToolError {
+    tracing::warn!("image generation: {why}");
+    ToolError::internal("image generation")
+}
+
+impl ImageGenerator for ImageService {
+    fn generate(&self, job: ImageJob) -> BoxFuture<Result<(Vec<u8>, String), ToolError>> {
+        let store = self.store.clone();
+        let client = self.client.clone();
+        let gate = self.gate.clone();
+        Box::pin(async move {
+            let (chat, named) = (job.chat, job.connection.clone());
+            let conn = gated(&store, &gate, internal, move |s| pick(s, chat, named)).await?;
+            let req = ImageRequest {
+                prompt: job.prompt,
+                size: job.size,
+                aspect_ratio: job.aspect_ratio,
+                negative_prompt: job.negative_prompt,
+                reference_images: job
+                    .reference_images
+                    .into_iter()
+                    .map(|(bytes, mime)| ImageData { bytes, mime })
+                    .collect(),
+                extra_body: job.extra_body,
+            };
+            let img = tavo_llm::media::image::generate(&client, &conn, &req)
+                .await
+                .map_err(provider_error)?;
+            Ok((img.bytes, img.mime))
+        })
+    }
+}
+
+/// What `/imagine` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Imagined {
+    /// The message holding the image.
+    pub message_id: i64,
+    /// The stored image's virtual path (`files/chat/image-….png`).
+    pub path: String,
+    pub mime_type: String,
+    pub size: usize,
+    /// The message text (the injection template, rendered).
+    pub content: String,
+    pub prompt: String,
+}
+
+/// Renders the injection template: `{{prompt}}` is the prompt (its own text is not expanded),
+/// the chat's other macros (`{{char}}`, `{{user}}`, …) are, without variable writes.
+pub fn render_injection(
+    store: &Store,
+    chat: i64,
+    template: &str,
+    prompt: &str,
+) -> Result<String, ToolError> {
+    const HOLE: &str = "\u{E000}tavo-image-prompt\u{E000}";
+    let ctx = crate::display::DisplayContext::load(store, ChatId(chat))
+        .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?;
+    let with_hole = template.replace("{{prompt}}", HOLE);
+    Ok(ctx.expand_macros(&with_hole, 0).replace(HOLE, prompt))
+}
+
+fn imagine_extra(path: &str, prompt: &str) -> Value {
+    json!({"image": path, "title": prompt, "inline_image": false, "generationType": "imagine"})
+}
+
+impl crate::Engine {
+    /// A call context for a direct (non-reply) image call in `chat`.
+    fn image_context(&self, chat: Option<i64>) -> OpContext {
+        let mut ctx = OpContext::new(self.store().clone(), self.registry(), chat);
+        ctx.services = self.services();
+        ctx.gate = self.gate();
+        ctx
+    }
+
+    /// Generates an image as `tavo_image_generate` does for the HTTP door and the CLI:
+    /// `storage` says whether it is stored without `saveAs`.
+    pub async fn generate_image(
+        &self,
+        chat: Option<i64>,
+        prompt: String,
+        options: Option<ImageOptions>,
+        connection: Option<String>,
+        storage: Storage,
+    ) -> Result<GeneratedImage, ToolError> {
+        let ctx = self.image_context(chat);
+        tavo_tools::ops::image::generate_image(
+            &ctx,
+            ImageArgs { prompt, options },
+            connection,
+            storage,
+        )
+        .await
+    }
+
+    /// `/imagine <prompt>` in `chat`: generates over the chat's image connection, stores the
+    /// image as a chat file and writes a message of the chat's (first) character with the
+    /// injection template and the image (`extra.image`, `extra.title`).
+    pub async fn imagine(
+        &self,
+        chat: i64,
+        prompt: &str,
+        connection: Option<String>,
+    ) -> Result<Imagined, ToolError> {
+        let prompt = prompt.trim().to_owned();
+        if prompt.is_empty() {
+            return Err(ToolError::invalid_at(
+                "prompt",
+                "a prompt after /imagine (/imagine a cat on a windowsill)",
+                "empty string",
+            ));
+        }
+        let image = self
+            .generate_image(
+                Some(chat),
+                prompt.clone(),
+                None,
+                connection,
+                Storage::Always,
+            )
+            .await?;
+        let path = image.path.clone().unwrap_or_default();
+        let store = self.store().clone();
+        let (p, pr) = (path.clone(), prompt.clone());
+        let written = gated(&store, &self.gate(), internal, move |s| {
+            let template = injection_template(s)?;
+            let content = render_injection(s, chat, &template, &pr)?;
+            let chat_obj = s
+                .chat_get(ChatId(chat))
+                .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?
+                .ok_or_else(|| ToolError::not_found("chat", chat))?;
+            let mut draft = tavo_tools::messages::MessageDraft::new(Role::Assistant, content);
+            draft.character_id = chat_obj.characters.first().map(|c| c.id.0);
+            draft.extra.insert("extra".into(), imagine_extra(&p, &pr));
+            tavo_tools::messages::append_message(s, ChatId(chat), draft)
+        })
+        .await?;
+        Ok(Imagined {
+            message_id: written.message.id.map_or(0, |m| m.0),
+            path,
+            mime_type: image.mime,
+            size: image.size,
+            content: written.message.content,
+            prompt,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imagine_is_a_command_only_at_the_start_and_followed_by_space() {
+        assert_eq!(imagine_prompt("/imagine a cat"), Some("a cat"));
+        assert_eq!(imagine_prompt("  /imagine   a cat  "), Some("a cat"));
+        assert_eq!(imagine_prompt("/imagine"), Some(""));
+        assert_eq!(imagine_prompt("/imagined a cat"), None);
+        assert_eq!(imagine_prompt("please /imagine a cat"), None);
+    }
+
+    #[test]
+    fn provider_errors_map_to_the_seed_codes() {
+        let e = |kind| provider_error(tavo_llm::LlmError::new(kind, "m"));
+        assert_eq!(
+            e(ErrorKind::Authentication).code,
+            ErrorCode::PermissionDenied
+        );
+        assert_eq!(e(ErrorKind::Permission).code, ErrorCode::PermissionDenied);
+        assert_eq!(
+            e(ErrorKind::ContentFiltered).code,
+            ErrorCode::PermissionDenied
+        );
+        assert_eq!(e(ErrorKind::NotFound).code, ErrorCode::ResourceNotFound);
+        let rl = e(ErrorKind::RateLimit);
+        assert_eq!(rl.code, ErrorCode::InternalError);
+        assert_eq!(
+            rl.details.as_ref().map(|d| d["reason"].clone()),
+            Some(json!("rate_limit"))
+        );
+        assert_eq!(e(ErrorKind::Server).code, ErrorCode::InternalError);
+    }
+}
