@@ -39,6 +39,19 @@ async function pick(page, file) {
   await page.getByLabel('Import plugin').setInputFiles(file);
 }
 
+/**
+ * The breadcrumb as drawn: each item's separator (its ::before / ::after content) and text.
+ * @param {import('playwright-core').Page} page
+ */
+const crumbs = (page) => page.getByRole('navigation', { name: 'Breadcrumb' }).locator('li').evaluateAll((items) => items.map((li) => {
+  /** @param {string} which */
+  const sep = (which) => {
+    const c = getComputedStyle(li, which).content;
+    return c === 'none' || c === 'normal' ? '' : c.replace(/^"|"$/g, '');
+  };
+  return `${sep('::before')}${/** @type {HTMLElement} */ (li).innerText.trim()}${sep('::after')}`;
+}));
+
 /** The chat's hook log as the Notes Helper entry stored it. @param {number} chatId */
 const hooks = async (chatId) => /** @type {any[]} */ ((await vars(tavo, chatId)).chat.notes_hooks || []);
 
@@ -94,6 +107,7 @@ test('the list: cover in a circle, facts, function tags, search, enable and disa
   await page.goto(`${tavo.url}/settings/plugins`);
   const notes = page.getByRole('listitem').filter({ hasText: 'Notes Helper' });
   await notes.waitFor();
+  assert.deepEqual(await crumbs(page), ['Settings', '›Plugins']);
   const text = await notes.innerText();
   for (const s of ['build-7', 'by Test Author', NOTES, 'every contribution type', 'Input actions', 'Sidebar', 'HTML fragments', 'Settings'])
     assert.ok(text.includes(s), `the row shows ${s}: ${text}`);
@@ -141,6 +155,10 @@ test('the settings page: all seven element types, a save per field, Reset restor
   await page.getByRole('link', { name: 'Settings of Notes Helper' }).click();
   await page.waitForURL(`**/settings/plugins/${NOTES}/settings`);
   await page.getByRole('heading', { name: 'Notes Helper', level: 1 }).waitFor();
+  // The breadcrumb: Settings › Plugins › Notes Helper, the separator only between items.
+  assert.deepEqual(await crumbs(page), ['Settings', '›Plugins', '›Notes Helper']);
+  assert.equal(await page.getByRole('navigation', { name: 'Breadcrumb' }).locator('[aria-current="page"]').innerText(), 'Notes Helper');
+  await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'Plugins' }).waitFor();
   // info (both icons), switch, select (plain and structured options), slider, divider, break
   // (two groups), text, textarea.
   const notes = page.getByRole('note');

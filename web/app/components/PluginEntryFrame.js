@@ -9,7 +9,7 @@ import { FRAME_SRC } from './BubbleFrame.js';
 import { attachEntry, detachEntry, onPluginMessage, pushToEntry, hookLog } from '../plugins/hooks.js';
 import { pluginText, pluginInit } from '../plugins/files.js';
 import { lightChat } from '../plugins/events.js';
-import { isToolCalling } from '../plugins/functionTools.js';
+import { isToolCalling, toolCallingKnown } from '../plugins/functionTools.js';
 import { chatView } from '../store.js';
 
 /** @param {{plugin: import('../plugins/store.js').PluginDetail, chatId: number}} props */
@@ -23,8 +23,10 @@ export function PluginEntryFrame({ plugin: p, chatId }) {
     /** @type {Channel|null} */
     let ch = null;
     const entry = attachEntry({ pluginId: p.id, name: p.name, chatId, chat: () => lightChat(chatView.chat.value) });
-    pluginText(p, p.entry).then(
-      (code) => {
+    // The entry starts once the page link has said whether tools are on, so its first
+    // isToolCallingSupported() is already right.
+    Promise.all([pluginText(p, p.entry), toolCallingKnown(chatId)]).then(
+      ([code]) => {
         if (gone) return;
         const f = document.createElement('iframe');
         f.setAttribute('sandbox', 'allow-scripts');

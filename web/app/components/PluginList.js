@@ -3,9 +3,9 @@
 // description, function tags, an enable switch, settings and uninstall.
 import { useEffect } from 'preact/hooks';
 import { html } from '../html.js';
-import { link } from '../router.js';
 import { plugins, pluginQuery, loadPlugins, searchPlugins, checkPackage, installing, installError, pendingInstall } from '../plugins/store.js';
 import { PluginRow } from './PluginRow.js';
+import { PluginCrumbs } from './PluginCrumbs.js';
 import { PluginInstallDialog } from './PluginInstallDialog.js';
 
 export function PluginList() {
@@ -15,7 +15,7 @@ export function PluginList() {
   const list = plugins.value;
   const q = pluginQuery.value;
   return html`<section class="screen plugins" aria-labelledby="plugins-title">
-    <p class="crumbs"><a href="/settings" onClick=${link}>Settings</a> ›</p>
+    <${PluginCrumbs} trail=${[{ href: '/settings', label: 'Settings' }]} current="Plugins" />
     <div class="toolbar">
       <h1 id="plugins-title">Plugins</h1>
       <input type="search" class="grow" role="searchbox" aria-label="Search plugins" placeholder="Search plugins (name, id, author, description, version)"

@@ -4,12 +4,12 @@
 // saved values, so every field with a default shows it again.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { link } from '../router.js';
 import { toast, errorText } from '../store.js';
 import { pluginDetail, pluginDetailError, loadPluginDetail, resetPluginConfig, setPluginEnabled } from '../plugins/store.js';
 import { PluginCover } from './PluginCover.js';
 import { PluginTags } from './PluginTags.js';
 import { PluginField } from './PluginField.js';
+import { PluginCrumbs } from './PluginCrumbs.js';
 
 /** @param {{id: string}} props */
 export function PluginSettings({ id }) {
@@ -19,7 +19,8 @@ export function PluginSettings({ id }) {
   }, [id]);
   const p = pluginDetail.value && pluginDetail.value.id === id ? pluginDetail.value : null;
   const error = pluginDetailError.value;
-  const crumbs = html`<p class="crumbs"><a href="/settings" onClick=${link}>Settings</a> › <a href="/settings/plugins" onClick=${link}>Plugins</a> ›</p>`;
+  const crumbs = html`<${PluginCrumbs} trail=${[{ href: '/settings', label: 'Settings' }, { href: '/settings/plugins', label: 'Plugins' }]}
+    current=${p ? p.name : error ? 'Not found' : 'Loading…'} />`;
   if (error) return html`<section class="screen">${crumbs}<p class="error" role="alert">${error}</p></section>`;
   if (!p) return html`<section class="screen">${crumbs}<p class="muted" aria-busy="true">Loading…</p></section>`;
   const schema = p.contributes?.settings?.schema || [];

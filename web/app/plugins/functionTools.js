@@ -29,10 +29,52 @@ export function onToolsChanged(f) {
   return () => listeners.delete(f);
 }
 
-/** Whether the server will offer tools (`tools.enabled`): what isToolCallingSupported() says. @param {boolean} on */
-export function setToolCalling(on) {
+/** The chat whose page link has said whether tools are on (null: not known yet). @type {number|null} */
+let knownFor = null;
+/** Entry frames waiting to start until it is known. @type {Set<() => void>} */
+const knownWaiters = new Set();
+
+/**
+ * Whether the server will offer tools (`tools.enabled`): what isToolCallingSupported() says.
+ * The page link's first event gives it for `chatId`; frames waiting for it start then.
+ * @param {boolean} on @param {number} chatId
+ */
+export function setToolCalling(on, chatId) {
   toolCalling = on;
+  knownFor = chatId;
   for (const { port } of byPlugin.values()) port.post({ type: 'plugin-tool-calling', value: on });
+  for (const f of [...knownWaiters]) f();
+}
+
+/** The page link of the chat went away: what it said no longer holds for the next chat. */
+export function forgetToolCalling() {
+  knownFor = null;
+}
+
+/**
+ * Resolves once the page link of `chatId` has said whether tools are on, so an entry frame's
+ * isToolCallingSupported() is right from its first read (an entry that registers tools
+ * typically asks it at the top). If the link cannot say within `ms` (the server is down, the
+ * stream keeps failing), it resolves anyway and the frame starts with the last known value;
+ * the link's answer reaches the frame when it comes.
+ * @param {number} chatId @param {number} [ms]
+ * @returns {Promise<void>}
+ */
+export function toolCallingKnown(chatId, ms = 5000) {
+  if (knownFor === chatId) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      if (knownFor !== chatId) return;
+      finish();
+    };
+    const finish = () => {
+      clearTimeout(timer);
+      knownWaiters.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(finish, ms);
+    knownWaiters.add(done);
+  });
 }
 
 /** @returns {boolean} */

@@ -15,7 +15,7 @@ import { followSse, post, put } from '../api.js';
 import { chatView, setDraft, toast } from '../store.js';
 import { sendInput } from './send.js';
 import { notify, runHook } from './hooks.js';
-import { callTool, refreshTools, setToolCalling, toolList, onToolsChanged } from './functionTools.js';
+import { callTool, forgetToolCalling, refreshTools, setToolCalling, toolList, onToolsChanged } from './functionTools.js';
 
 /** The page id the server gave this link, while connected. */
 let pageId = /** @type {string|null} */ (null);
@@ -93,7 +93,7 @@ export function linkPage(chatId) {
     onEvent: (e) => {
       if (e.event === 'page') {
         pageId = e.data && e.data.id;
-        setToolCalling(!!(e.data && e.data.toolCalling));
+        setToolCalling(!!(e.data && e.data.toolCalling), chatId);
         publish();
       } else if (e.event === 'request') {
         handle(e.data).catch((err) => e.data && answer(e.data.id, { ok: false, error: { message: String(err && err.message || err) } }));
@@ -103,6 +103,7 @@ export function linkPage(chatId) {
   return () => {
     stop();
     pageId = null;
+    forgetToolCalling();
     ctl.abort();
   };
 }

@@ -1,0 +1,210 @@
+// Function tools at the edges of seed 001, in real Chromium against a real `tavo serve` and
+// the mock model (fixture plugin tests/e2e/fixtures/plugins/edge-tools): the entry's first
+// isToolCallingSupported() is right even when the page's link opens late; a tool whose
+// shouldRegister flips between replies is offered only while it says yes; a stealth call is
+// not shown and starts no follow-up round; a tool that never answers fails after
+// tools.pageCallTimeoutSeconds; a 10 MB answer reaches the model cut to the result budget;
+// closing the page while its tool runs fails the call at once and the reply goes on.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startMock, startTavo, launchBrowser, shot, watchErrors, ROOT } from '../lib/harness.js';
+import { bubbleChat, vars, until } from '../lib/bubbles.js';
+import { packPlugin } from '../lib/tpg.js';
+
+/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+/** @type {number} */ let chatId;
+
+const call = (/** @type {string} */ name) => ({ toolCalls: [{ name, arguments: {} }] });
+
+before(async () => {
+  mock = await startMock({
+    turns: [
+      { text: 'Plain reply, no coin.' },
+      call('flip_coin'),
+      { text: 'It came up heads.' },
+      { text: 'No coin this time.' },
+      call('peek'),
+      call('wait_forever'),
+      { text: 'Gave up waiting.' },
+      call('huge_answer'),
+      { text: 'That was a lot.' },
+      call('hold_on'),
+      { text: 'The page went away.' },
+    ],
+  });
+  tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
+  const file = packPlugin(join(ROOT, 'tests/e2e/fixtures/plugins/edge-tools'), { name: 'edge-tools' });
+  const res = await fetch(`${tavo.url}/api/plugins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': 'edge-tools.tpg' },
+    body: readFileSync(file),
+  });
+  assert.equal(res.status, 201, await res.text());
+  const chat = await bubbleChat(tavo, ['Dealer'], 'Edges');
+  chatId = chat.chatId;
+  await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chatId}`, { chat: { advancedRendering: true } });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+  mock?.stop();
+});
+
+/** The model requests the mock received, oldest first. */
+function requests() {
+  return readFileSync(join(mock.dir, 'requests.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/** @param {any} req */
+const offered = (req) => (req.body.tools || []).map((/** @type {any} */ t) => t.function?.name || t.name);
+
+/** The tool messages of a request. @param {any} req */
+const toolText = (req) => JSON.stringify((req.body.messages || []).filter((/** @type {any} */ m) => m.role === 'tool'));
+
+/** @param {import('playwright-core').Page} page @param {string} text */
+async function send(page, text) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** Waits for the reply to end (Send is back). @param {import('playwright-core').Page} page */
+const replyDone = (page) => page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30000 });
+
+/** Opens the chat and waits until the entry ran. @param {import('playwright-core').Page} page */
+async function openChat(page) {
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  await until(async () => (await vars(tavo, chatId)).chat.edge_tools, 15000, 'the entry ran');
+}
+
+/** Switches the coin tool with the plugin's composer action. @param {import('playwright-core').Page} page @param {string} want the toast */
+async function toggleCoin(page, want) {
+  await page.getByRole('button', { name: 'Plugin actions' }).or(page.locator('summary[aria-label="Plugin actions"]')).first().click();
+  await page.getByRole('menu', { name: 'Plugin actions' }).getByRole('menuitem', { name: 'Toggle coin tool' }).click();
+  await page.locator('.toast', { hasText: want }).last().waitFor();
+}
+
+test('isToolCallingSupported() is right at the entry\'s first line, even when the page link opens late', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  // The link's first event (which says whether tools are on) comes 2.5 s late; the entry must
+  // not start before it.
+  await page.route('**/api/pages/events**', async (route) => {
+    await new Promise((r) => setTimeout(r, 2500));
+    await route.continue();
+  });
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  const seen = await until(async () => (await vars(tavo, chatId)).chat.edge_tools, 20000, 'the entry ran');
+  assert.deepEqual(seen, { supportedAtStart: true, now: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('shouldRegister is asked before each generation: a tool switched on and off between replies', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await send(page, 'just talk');
+  await page.getByText('Plain reply, no coin.').waitFor({ timeout: 30000 });
+  await replyDone(page);
+  let reqs = requests();
+  assert.equal(reqs.length, 1);
+  assert.ok(offered(reqs[0]).includes('peek'), `the other tools are offered: ${offered(reqs[0])}`);
+  assert.ok(!offered(reqs[0]).includes('flip_coin'), 'switched off: not offered');
+
+  await toggleCoin(page, 'Coin tool on');
+  await send(page, 'flip a coin');
+  await page.getByText('Flipping a coin…').waitFor({ timeout: 20000 });
+  await page.getByText('It came up heads.').waitFor({ timeout: 30000 });
+  await replyDone(page);
+  reqs = requests();
+  assert.equal(reqs.length, 3);
+  assert.ok(offered(reqs[1]).includes('flip_coin'), `switched on: offered: ${offered(reqs[1])}`);
+  assert.match(toolText(reqs[2]), /heads/);
+  await shot(page, 'function-tools-coin');
+
+  await toggleCoin(page, 'Coin tool off');
+  await send(page, 'talk again');
+  await page.getByText('No coin this time.').waitFor({ timeout: 30000 });
+  await replyDone(page);
+  reqs = requests();
+  assert.equal(reqs.length, 4);
+  assert.ok(!offered(reqs[3]).includes('flip_coin'), `switched off again: ${offered(reqs[3])}`);
+  assert.ok(offered(reqs[3]).includes('peek'));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a stealth call runs in the page, is not shown, and starts no follow-up round', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await send(page, 'peek at the card');
+  await page.getByText('Peeking…').waitFor({ timeout: 20000 });
+  await replyDone(page);
+  // Give a follow-up round time to (wrongly) start.
+  await page.waitForTimeout(1500);
+  assert.equal(requests().length, 5, 'no request after the stealth call');
+  assert.equal(await page.locator('.mes.toolCall', { hasText: 'peek' }).count(), 0, 'no tool card for a stealth call');
+  const stored = JSON.stringify(await tavo.api('GET', `/api/chats/${chatId}/messages`));
+  assert.doesNotMatch(stored, /queen of spades/, 'the stealth result is not in the visible history');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a tool that never answers fails after tools.pageCallTimeoutSeconds; the model is told', async () => {
+  await tavo.api('PUT', '/api/settings/tools.pageCallTimeoutSeconds', { value: 2 });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await send(page, 'wait for it');
+  await page.getByText('Waiting forever…').waitFor({ timeout: 20000 });
+  const started = Date.now();
+  await page.getByText('Gave up waiting.').waitFor({ timeout: 30000 });
+  const took = Date.now() - started;
+  await replyDone(page);
+  const reqs = requests();
+  assert.equal(reqs.length, 7);
+  assert.match(toolText(reqs[6]), /time|did not answer/i, toolText(reqs[6]));
+  assert.ok(took >= 1000 && took < 20000, `gave up after ${took} ms (time-out 2 s)`);
+  await tavo.api('PUT', '/api/settings/tools.pageCallTimeoutSeconds', { value: 120 });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a 10 MB answer from the page reaches the model cut to the result budget', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await send(page, 'say a lot');
+  await page.getByText('Writing a lot…').waitFor({ timeout: 20000 });
+  await page.getByText('That was a lot.').waitFor({ timeout: 60000 });
+  await replyDone(page);
+  const reqs = requests();
+  assert.equal(reqs.length, 9);
+  const result = toolText(reqs[8]);
+  assert.ok(result.length < 80 * 1024, `${result.length} bytes reached the model`);
+  assert.match(result, /xxxx/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('closing the page while its tool runs fails the call at once; the reply goes on in the server', async () => {
+  const page = await browser.context.newPage();
+  await openChat(page);
+  await send(page, 'hold on');
+  await page.getByText('Holding on…').waitFor({ timeout: 20000 });
+  const closed = Date.now();
+  await page.close();
+  // The time-out is 120 s again: only the page going away can end the call this fast.
+  await until(async () => requests().length >= 11, 20000, 'the follow-up request after the page closed');
+  assert.ok(Date.now() - closed < 20000);
+  assert.match(toolText(requests()[10]), /closed|no longer open/, toolText(requests()[10]));
+  await until(async () => JSON.stringify(await tavo.api('GET', `/api/chats/${chatId}/messages`)).includes('The page went away.'), 20000, 'the reply stored');
+});
