@@ -20,8 +20,9 @@ use serde_json::{Map, Value, json};
 use tavo_llm::ErrorKind;
 use tavo_llm::media::image::{
     DEFAULT_INJECTION_TEMPLATE, INJECTION_TEMPLATE_KEY, ImageBook, ImageConnection, ImageData,
-    ImageRequest, SETTINGS_KEY,
+    ImagePlatform, ImageRequest, SETTINGS_KEY,
 };
+use tavo_llm::media::{MediaBookError, Platform as _};
 use tavo_model::{Chat, ChatId, Role};
 use tavo_store::Store;
 use tavo_tools::operation::BoxFuture;
@@ -157,6 +158,39 @@ impl ImageGenerator for ImageService {
     }
 }
 
+/// A book error as an envelope error: the field path in `details.path`.
+pub fn book_error(e: MediaBookError) -> ToolError {
+    let code = match &e {
+        MediaBookError::NotFound { .. } | MediaBookError::NoDefault { .. } => {
+            ErrorCode::ResourceNotFound
+        }
+        MediaBookError::Exists(_) => ErrorCode::Conflict,
+        MediaBookError::Invalid { .. } | MediaBookError::MissingEnv { .. } => {
+            ErrorCode::InvalidArguments
+        }
+    };
+    let err = ToolError::new(code, e.to_string());
+    match e.field() {
+        Some(path) => err.with_details(json!({"path": path})),
+        None => err,
+    }
+}
+
+/// The image connections and settings as every door shows them: `{connections, default,
+/// injectionTemplate, platforms}`, keys masked.
+pub fn masked_view(book: &ImageBook, template: &str) -> Value {
+    let mut v = book.masked();
+    v["injectionTemplate"] = json!(template);
+    v["defaultInjectionTemplate"] = json!(DEFAULT_INJECTION_TEMPLATE);
+    v["platforms"] = json!(
+        ImagePlatform::all()
+            .iter()
+            .map(|p| json!({"id": p.id(), "baseUrl": p.default_base_url()}))
+            .collect::<Vec<_>>()
+    );
+    v
+}
+
 /// What `/imagine` wrote.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -192,6 +226,42 @@ fn imagine_extra(path: &str, prompt: &str) -> Value {
 }
 
 impl crate::Engine {
+    /// The image connection book and the injection template, keys masked
+    /// ([`masked_view`]).
+    pub async fn image_connections(&self) -> Result<Value, ToolError> {
+        gated(self.store(), &self.gate(), internal, |s| {
+            Ok(masked_view(&load_book(s)?, &injection_template(s)?))
+        })
+        .await
+    }
+
+    /// Changes the image connection book in one read-modify-write transaction (two doors
+    /// adding at once both land); an error from `f` writes nothing. Answers the masked view.
+    pub async fn change_image_connections<F>(&self, f: F) -> Result<Value, ToolError>
+    where
+        F: FnOnce(&mut ImageBook) -> Result<(), MediaBookError> + Send + 'static,
+    {
+        gated(self.store(), &self.gate(), internal, move |s| {
+            let book = s
+                .write(|tx| {
+                    let mut book = match ImageBook::from_setting(tx.setting_get(SETTINGS_KEY)?) {
+                        Ok(b) => b,
+                        Err(e) => return Ok(Err(book_error(e))),
+                    };
+                    if let Err(e) = f(&mut book) {
+                        return Ok(Err(book_error(e)));
+                    }
+                    tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
+                    Ok(Ok(book))
+                })
+                .map_err(|e| {
+                    tavo_tools::context::store_error("saving the image connections", e)
+                })??;
+            Ok(masked_view(&book, &injection_template(s)?))
+        })
+        .await
+    }
+
     /// A call context for a direct (non-reply) image call in `chat`.
     fn image_context(&self, chat: Option<i64>) -> OpContext {
         let mut ctx = OpContext::new(self.store().clone(), self.registry(), chat);

@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 28] = [
+pub const SETTINGS: [SettingSpec; 29] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -181,6 +181,11 @@ pub const SETTINGS: [SettingSpec; 28] = [
         key: crate::speech::config::PLAY_TAG_CONTENT,
         kind: Kind::Bool,
         about: "voice playback rules: speak the content of custom <tag>…</tag> elements such as <action> (default false)",
+    },
+    SettingSpec {
+        key: tavo_llm::media::image::INJECTION_TEMPLATE_KEY,
+        kind: Kind::Text { max_len: 2_000 },
+        about: "image generation: the text written into the chat with an image /imagine generated, with {{prompt}} and the chat's macros (default [生成了一张图片：{{prompt}}])",
     },
 ];
 
