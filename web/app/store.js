@@ -13,7 +13,9 @@ import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthori
  *   display?: {content: string, reasoning?: string}, translation?: {language: string, text: string}}} Message
  *   `display` is the copy shown (macros expanded, the chat's display regex rules applied by the server).
  * @typedef {{id: number, name: string, revision: number, characters: {id: number, name: string}[],
- *   persona?: {id: number, name: string} | null}} Chat
+ *   persona?: {id: number, name: string} | null, replyMode?: string, mutedCharacterIds?: number[]}} Chat
+ *   A chat with several characters is a group chat: `replyMode` decides who answers, muted members never do
+ *   unless chosen as the reply's speaker.
  * @typedef {{pendingId: number, interaction: 'confirmation'|'question', tool: string, callId: string,
  *   safety?: string, arguments?: any, question?: {question: string, options: {value: string, label: string, description?: string}[],
  *   allowOther: boolean, defaultValue?: string, placeholder?: string}}} Pending
@@ -231,6 +233,8 @@ export const chatView = {
   draft: signal(''),
   /** Display regex rules bound to the chat: when 0 a streamed reply is shown as it arrives. */
   displayRules: signal(0),
+  /** Group chats: the member chosen to answer the next message ("Reply as"), else the reply mode decides. */
+  speaker: signal(/** @type {number|null} */ (null)),
 };
 
 /** The page of messages as shown: every message carries its `display` copy. @param {number} id @param {string} [query] */
@@ -244,6 +248,7 @@ export async function openChat(id) {
     chatView.messages.value = [];
     chatView.error.value = null;
     chatView.draft.value = drafts.get(id) || '';
+    chatView.speaker.value = null;
     // A reply this page already follows shows at once (Stop, not Send), before any request.
     currentReply.value = replies.get(id) || null;
   });
@@ -401,6 +406,19 @@ export async function updateChat(change) {
   libraryTick.value++;
 }
 
+/**
+ * Mutes or unmutes a member of the open group chat (`PUT /api/chats/{id}/members/{character}`).
+ * @param {number} character @param {boolean} muted
+ */
+export async function setMemberMuted(character, muted) {
+  const id = chatView.id.value;
+  if (id == null) return;
+  const chat = await put(`/api/chats/${id}/members/${character}`, { muted });
+  if (chatView.id.value === id && chatView.chat.value) {
+    chatView.chat.value = { ...chatView.chat.value, mutedCharacterIds: chat.mutedCharacterIds || [], revision: chat.revision ?? chatView.chat.value.revision };
+  }
+}
+
 /** Copies the open chat with its messages; answers the copy's id. @returns {Promise<number>} */
 export async function cloneChat() {
   const id = chatView.id.value;
@@ -424,6 +442,7 @@ export async function cloneChat() {
  *   warnings: import('@preact/signals').Signal<string[]>,
  *   error: import('@preact/signals').Signal<string|null>,
  *   shown: import('@preact/signals').Signal<{source: string, copy: string} | null>,
+ *   speaker: import('@preact/signals').Signal<{characterId?: number, name?: string, turn?: number, turns?: number} | null>,
  *   base: string, lastSeq: string|null, abort: AbortController | null,
  * }} ReplyState
  */
@@ -448,6 +467,7 @@ function newReply(chatId, replyId, kind, base = '') {
     warnings: signal([]),
     error: signal(null),
     shown: signal(null),
+    speaker: signal(null),
     base,
     lastSeq: null,
     abort: null,
@@ -513,6 +533,7 @@ function follow(r) {
       switch (ev.event) {
         case 'started':
           r.messageId.value = d.messageId ?? null;
+          if (d.characterId != null && !r.speaker.value) r.speaker.value = { characterId: d.characterId };
           if (chatView.id.value === r.chatId) refreshTail().catch(() => {});
           break;
         case 'text_delta':
@@ -522,6 +543,24 @@ function follow(r) {
           break;
         case 'reasoning_delta':
           queueDelta(r, 'reasoning', d.text);
+          break;
+        case 'speaker':
+          // A group reply: the next member answers in its own message. What came before is the
+          // previous member's (stored; the re-read tail shows it), what follows is this one's.
+          if (r.messageId.value != null && d.messageId != null && r.messageId.value !== d.messageId) {
+            flushDeltas();
+            batch(() => {
+              r.text.value = '';
+              r.reasoning.value = '';
+              r.tools.value = [];
+              r.shown.value = null;
+            });
+          }
+          batch(() => {
+            r.messageId.value = d.messageId ?? r.messageId.value;
+            r.speaker.value = { characterId: d.characterId, name: d.name, turn: d.turn, turns: d.turns };
+          });
+          if (chatView.id.value === r.chatId) refreshTail().catch(() => {});
           break;
         case 'tool_call': {
           const list = r.tools.value.filter((t) => t.callId !== d.callId);
@@ -611,18 +650,25 @@ async function resumeReply(chatId) {
 }
 
 /**
- * Sends the composer's text (a normal reply), or starts another kind of reply.
+ * Sends the composer's text (a normal reply), or starts another kind of reply. In a group chat
+ * a normal reply is answered by the member chosen in "Reply as" (then the choice resets), or by
+ * `opts.speaker` — a member asked to speak without a new message (`text` undefined).
  * @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} kind
  * @param {string} [text]
+ * @param {{speaker?: number}} [opts]
  */
-export async function startReply(kind, text) {
+export async function startReply(kind, text, opts = {}) {
   const chatId = chatView.id.value;
   if (chatId == null) return;
   let answer;
   let base = '';
-  if (kind === 'normal') {
-    answer = await post(`/api/chats/${chatId}/messages`, { content: text || '' });
+  if (kind === 'normal' && opts.speaker != null && text === undefined) {
+    answer = await post(`/api/chats/${chatId}/replies`, { type: 'normal', speaker: opts.speaker });
+  } else if (kind === 'normal') {
+    const speaker = opts.speaker ?? chatView.speaker.value;
+    answer = await post(`/api/chats/${chatId}/messages`, speaker != null ? { content: text || '', speaker } : { content: text || '' });
     setDraft('');
+    chatView.speaker.value = null;
   } else {
     if (kind === 'continue') {
       const last = [...chatView.messages.value].reverse().find((m) => m.role === 'assistant');

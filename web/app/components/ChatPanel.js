@@ -1,4 +1,5 @@
-// The chat's side panel: its members (a group chat is a chat with several), and what it is
+// The chat's side panel: its members (a group chat is a chat with several: its reply mode, each
+// member's mute switch and "ask to reply"), and what it is
 // bound to — persona, preset, lorebooks, regex groups. Every change is one call of
 // `tavo_chat_update` naming only the field it changes (the server checks every id in one
 // transaction); the panel then re-reads the chat. Clone copies the chat with its messages.
@@ -6,11 +7,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link, navigate } from '../router.js';
 import { get } from '../api.js';
-import { chatView, updateChat, cloneChat, toast, errorText, libraryTick } from '../store.js';
+import { chatView, updateChat, cloneChat, toast, errorText, libraryTick, setMemberMuted, startReply, currentReply } from '../store.js';
 import { Avatar } from './Avatar.js';
 import { PluginSidebar } from './PluginSidebar.js';
 
 /** @typedef {{id: number, name: string}} Row */
+
+/** Group reply modes (Tavo §12), as the engine names them. */
+export const REPLY_MODES = [
+  ['natural', 'Natural', 'The members your message names answer, in that order; else one of them.'],
+  ['all', 'Everyone', 'Every unmuted member answers, in member order.'],
+  ['designated', 'Designated', 'Only the members you address as @name answer.'],
+  ['contextual', 'Contextual', 'The model chooses who speaks (the speaker prompt in Settings).'],
+];
 
 /** @param {{onClose: () => void}} props */
 export function ChatPanel({ onClose }) {
@@ -48,6 +57,20 @@ export function ChatPanel({ onClose }) {
     save({ [field]: on ? [...now, id] : now.filter((x) => x !== id) });
   };
   const members = /** @type {Row[]} */ (chat.characters || []);
+  const group = members.length > 1;
+  const muted = /** @type {number[]} */ (chat.mutedCharacterIds || []);
+  const live = !!currentReply.value && currentReply.value.status.value !== 'finished' && !currentReply.value.error.value;
+  /** @param {() => Promise<any>} f */
+  const run = async (f) => {
+    setBusy(true);
+    try {
+      await f();
+    } catch (e) {
+      toast(errorText(e), 'error');
+    } finally {
+      setBusy(false);
+    }
+  };
   const others = (lists?.character || []).filter((c) => !members.some((m) => m.id === c.id));
   const clone = async () => {
     setBusy(true);
@@ -83,16 +106,29 @@ export function ChatPanel({ onClose }) {
       ? html`<p class="muted" aria-busy="true">Loading…</p>`
       : html`
         <section aria-label="Members">
-          <h3>${members.length > 1 ? 'Group members' : 'Character'}</h3>
+          <h3>${group ? 'Group members' : 'Character'}</h3>
+          ${group
+            ? html`<label class="field">Reply mode
+                <select disabled=${busy} value=${chat.replyMode || 'natural'}
+                  onChange=${(/** @type {any} */ e) => { const replyMode = e.currentTarget.value; chatView.chat.value = { ...chat, replyMode }; save({ replyMode }); }}>
+                  ${REPLY_MODES.map(([v, l]) => html`<option key=${v} value=${v}>${l}</option>`)}
+                </select></label>
+                <p class="muted mode-about">${(REPLY_MODES.find(([v]) => v === (chat.replyMode || 'natural')) || REPLY_MODES[0])[2]} Muted members answer only when chosen.</p>`
+            : null}
           <ul class="member-list">${members.map(
-            (m, i) => html`<li key=${m.id}>
+            (m, i) => html`<li key=${m.id} class=${muted.includes(m.id) ? 'muted-member' : ''}>
               <${Avatar} src=${`/api/characters/${m.id}/avatar`} name=${m.name} />
               <a class="grow" href=${'/characters/' + m.id} onClick=${link}>${m.name}</a>
-              ${members.length > 1
-                ? html`<button type="button" class="small" disabled=${busy || i === 0} aria-label=${'Move ' + m.name + ' up'}
+              ${group && muted.includes(m.id) ? html`<span class="pill off" title="Never answers unless chosen">muted</span>` : null}
+              ${group
+                ? html`<span class="member-actions"><button type="button" class="small" disabled=${busy || live} aria-label=${'Ask ' + m.name + ' to reply'}
+                      title="This member answers now, muted or not" onClick=${() => run(() => startReply('normal', undefined, { speaker: m.id }))}>Reply</button>
+                    <button type="button" class="small" disabled=${busy} aria-label=${(muted.includes(m.id) ? 'Unmute ' : 'Mute ') + m.name}
+                      onClick=${() => run(() => setMemberMuted(m.id, !muted.includes(m.id)))}>${muted.includes(m.id) ? 'Unmute' : 'Mute'}</button>
+                    <button type="button" class="small" disabled=${busy || i === 0} aria-label=${'Move ' + m.name + ' up'}
                       onClick=${() => { const order = ids(members); [order[i - 1], order[i]] = [order[i], order[i - 1]]; save({ characters: order }); }}>↑</button>
                     <button type="button" class="small danger" disabled=${busy} aria-label=${'Remove ' + m.name}
-                      onClick=${() => save({ characters: ids(members).filter((x) => x !== m.id) })}>Remove</button>`
+                      onClick=${() => save({ characters: ids(members).filter((x) => x !== m.id) })}>Remove</button></span>`
                 : null}
             </li>`,
           )}</ul>

@@ -1,5 +1,6 @@
 // The composer: the message box (Enter sends, Shift+Enter breaks the line), Send or Stop, and
-// the other kinds of reply.
+// the other kinds of reply; in a group chat, "Reply as" — the member who answers the next
+// message (else the chat's reply mode decides).
 import { html } from '../html.js';
 import { chatView, currentReply, setDraft, startReply, stopReply, toast, errorText } from '../store.js';
 import { sendInput, sending } from '../plugins/send.js';
@@ -15,6 +16,11 @@ export function Composer({ disabled }) {
     // A message goes through the plugins' input hooks first (they may rewrite or cancel it).
     (kind === 'normal' ? sendInput(draft, 'ui') : startReply(kind)).catch((e) => toast(errorText(e), 'error'));
   const hooks = sending.value;
+  const chat = /** @type {any} */ (chatView.chat.value);
+  const members = /** @type {{id: number, name: string}[]} */ (chat?.characters || []);
+  const group = members.length > 1;
+  const muted = /** @type {number[]} */ (chat?.mutedCharacterIds || []);
+  const speaker = chatView.speaker.value;
   /** A choice of the "more" menu closes it. @param {'regenerate'|'continue'|'impersonate'} kind @returns {(e: Event) => void} */
   const pick = (kind) => (e) => {
     const menu = /** @type {HTMLElement} */ (e.currentTarget).closest('details');
@@ -35,6 +41,13 @@ export function Composer({ disabled }) {
           if (!live && !hooks && draft.trim()) go('normal');
         }
       }}></textarea>
+    ${group
+      ? html`<div class="composer-top"><select class="reply-as" aria-label="Reply as" disabled=${disabled || live} value=${speaker == null ? '' : String(speaker)}
+          onChange=${(/** @type {any} */ e) => { chatView.speaker.value = e.currentTarget.value ? Number(e.currentTarget.value) : null; }}>
+          <option value="">Reply mode: ${chat?.replyMode || 'natural'}</option>
+          ${members.map((m) => html`<option key=${m.id} value=${String(m.id)}>${m.name}${muted.includes(m.id) ? ' (muted)' : ''} answers</option>`)}
+        </select></div>`
+      : null}
     <div class="composer-actions">
       ${live
         ? html`<button type="button" class="danger" onClick=${() => stopReply().catch((e) => toast(errorText(e), 'error'))}>Stop</button>`

@@ -82,8 +82,11 @@ export function MessageItem({ message: m, isLast }) {
  * @param {{message: import('../store.js').Message|null, reply: import('../store.js').ReplyState}} props */
 export function StreamingItem({ message: m, reply }) {
   const chat = chatView.chat.value;
-  const c = chat?.characters.find((x) => x.id === m?.characterId) || chat?.characters[0];
-  const name = m?.name || c?.name || 'Assistant';
+  // In a group reply the `speaker` event says which member is answering now.
+  const who = reply.speaker.value;
+  const cid = who?.characterId ?? m?.characterId;
+  const c = chat?.characters.find((x) => x.id === cid) || chat?.characters[0];
+  const name = who?.name || m?.name || c?.name || 'Assistant';
   const raw = (reply.kind === 'continue' ? reply.base : '') + reply.text.value;
   // The display copy of the text so far (when the chat has display rules), then what came since.
   const shown = reply.shown.value;
@@ -95,7 +98,8 @@ export function StreamingItem({ message: m, reply }) {
     <${Avatar} src=${c ? `/api/characters/${c.id}/avatar` : null} name=${name} />
     <div class="bubble">
       <header class="message-head"><span class="speaker">${name}</span>
-        <span class="pill live">${waiting ? 'waiting for you' : 'replying'}</span></header>
+        <span class="pill live">${waiting ? 'waiting for you' : 'replying'}</span>
+        ${who?.turns && who.turns > 1 ? html`<span class="pill" title="Group reply: members answer one after the other">${who.turn} of ${who.turns}</span>` : null}</header>
       ${reasoning ? html`<details class="reasoning" open=${!text}><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(reasoning) }}></div></details>` : null}
       ${text ? html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text) }}></div>` : html`<div class="typing" aria-label="Writing"><span></span><span></span><span></span></div>`}
       ${tools.length ? html`<div class="tool-cards">${tools.map((t) => html`<${ToolCard} key=${t.callId} card=${t} />`)}</div>` : null}
