@@ -15,32 +15,25 @@
 //!    blocks while they fit.
 //! 5. Injections are placed into the included history, then the converter runs.
 
-use tavo_model::{Message, Preset, PresetEntry, PresetInjectionPosition, RegexPlacement, Role};
+use tavo_model::{Message, Preset, RegexPlacement, Role};
 
+use super::budget::{Fit, fit, flatten};
 use super::context::macro_context;
-use super::examples::example_blocks;
-use super::explain::{Diagnostic, Explain, PartTokens, TokenReport};
-use super::injections::{Injection, group_injections, place_injections};
+use super::explain::{Diagnostic, Explain, TokenReport};
+use super::injections::group_injections;
 use super::input::{GenerationType, PromptInput, PromptOptions, PromptOutput};
+use super::layout::{add_memory, around_history, preset_parts};
 use super::lore::{LoreArgs, lorebook_parts};
-use super::message::{PromptMessage, convert};
+use super::message::convert;
 use super::tokens::{REPLY_PRIMING, TokenCounter};
 use crate::ejs::Templates;
 use crate::engine::PromptEngine;
+use crate::lorebook::Gate;
 use crate::macros::{MacroContext, MacroDiagnostic, MacroState, Rendered};
 use crate::regex::{JsRegex, RegexReport, RegexRules, RegexRun, RegexTarget, Stage};
 
 /// Messages whose model copies are computed per regex batch.
-const COPY_BATCH: usize = 64;
-
-enum Part {
-    Fixed {
-        label: String,
-        messages: Vec<PromptMessage>,
-    },
-    History,
-    Examples,
-}
+pub(super) const COPY_BATCH: usize = 64;
 
 /// Model copies of the visible messages, computed lazily newest first.
 pub(super) struct Copies<'a> {
@@ -53,7 +46,19 @@ pub(super) struct Copies<'a> {
     pub(super) char: String,
 }
 
-impl Copies<'_> {
+impl<'a> Copies<'a> {
+    /// No copies yet of the visible (non-hidden) messages.
+    fn new(input: &PromptInput<'a>, b: &Builder<'_>) -> Self {
+        let visible: Vec<&Message> = input.messages.iter().filter(|m| !m.hidden).collect();
+        Copies {
+            texts: vec![None; visible.len()],
+            visible,
+            characters: input.characters,
+            user: b.ctx.user.clone(),
+            char: b.ctx.char.clone(),
+        }
+    }
+
     /// The speaker's name of visible message `i`: the message's own name, else the persona
     /// (user), the character it belongs to (assistant) or `System`.
     pub(super) fn name(&self, i: usize) -> &str {
@@ -84,20 +89,57 @@ pub(super) struct Builder<'e> {
     pub(super) group: bool,
 }
 
-impl Builder<'_> {
-    fn note(&mut self, location: &str, rendered: &Rendered) {
+impl<'e> Builder<'e> {
+    /// The macro context and state of this build, its regex rules, and the JavaScript regex
+    /// engine when rules or regex keys need it.
+    fn new(
+        engine: &'e PromptEngine,
+        input: &PromptInput<'_>,
+        options: &PromptOptions,
+        speaker: Option<&tavo_model::Character>,
+        group: bool,
+        any_regex_keys: bool,
+    ) -> Self {
+        let mut b = Builder {
+            engine,
+            ctx: macro_context(input, options, speaker, group),
+            macros: MacroState::new(input.variables.clone(), options.seed),
+            rules: RegexRules::from_groups(input.regex_groups),
+            js: None,
+            report: RegexReport::default(),
+            diagnostics: Vec::new(),
+            group,
+        };
+        if !options.ejs {
+            b.macros.set_templates(Templates::off());
+        }
+        if !b.rules.is_empty() || any_regex_keys {
+            match JsRegex::shared() {
+                Ok(js) => b.js = Some(js),
+                Err(e) => b.diagnostics.push(Diagnostic {
+                    location: "regex".into(),
+                    message: format!("{e}; regex rules and regex keys were skipped"),
+                    text: None,
+                    offset: None,
+                }),
+            }
+        }
+        b
+    }
+
+    pub(super) fn note(&mut self, location: &str, rendered: &Rendered) {
         self.diagnostics
             .extend(rendered.diagnostics.iter().map(|d| macro_diag(location, d)));
     }
 
     /// Renders text that is used whenever its part is included.
-    fn render(&mut self, location: &str, text: &str) -> String {
+    pub(super) fn render(&mut self, location: &str, text: &str) -> String {
         let rendered = self.macros.render_used(text, &self.ctx);
         self.note(location, &rendered);
         rendered.text
     }
 
-    fn render_override(&mut self, location: &str, text: &str, original: &str) -> String {
+    pub(super) fn render_override(&mut self, location: &str, text: &str, original: &str) -> String {
         let mut ctx = self.ctx.clone();
         ctx.original = Some(original.to_owned());
         let rendered = self.macros.render_used(text, &ctx);
@@ -218,47 +260,14 @@ pub(crate) fn assemble(
         .characters
         .get(input.speaker)
         .or(input.characters.first());
-    let ctx = macro_context(input, options, speaker, group);
-    let rules = RegexRules::from_groups(input.regex_groups);
-    let mut b = Builder {
-        engine,
-
-        ctx,
-        macros: MacroState::new(input.variables.clone(), options.seed),
-        rules,
-        js: None,
-        report: RegexReport::default(),
-        diagnostics: Vec::new(),
-        group,
-    };
-    if !options.ejs {
-        b.macros.set_templates(Templates::off());
-    }
     // The keyword index is cached across generations; it knows whether any key is a regex.
     let index = (!input.lorebooks.is_empty()).then(|| engine.lorebook_index(input.lorebooks));
     let any_regex_keys = matches!(&index, Some(Ok(index)) if index.any_regex);
-    if !b.rules.is_empty() || any_regex_keys {
-        match JsRegex::shared() {
-            Ok(js) => b.js = Some(js),
-            Err(e) => b.diagnostics.push(Diagnostic {
-                location: "regex".into(),
-                message: format!("{e}; regex rules and regex keys were skipped"),
-                text: None,
-                offset: None,
-            }),
-        }
-    }
+    let mut b = Builder::new(engine, input, options, speaker, group, any_regex_keys);
     let max_prompt = options.max_prompt_tokens();
 
     // 1. Visible messages and their copies.
-    let visible: Vec<&Message> = input.messages.iter().filter(|m| !m.hidden).collect();
-    let mut copies = Copies {
-        texts: vec![None; visible.len()],
-        visible,
-        characters: input.characters,
-        user: b.ctx.user.clone(),
-        char: b.ctx.char.clone(),
-    };
+    let mut copies = Copies::new(input, &b);
 
     // 2. Lorebooks.
     let lore = lorebook_parts(
@@ -274,341 +283,58 @@ pub(crate) fn assemble(
             wrapper: &bp.lorebook,
         },
     );
-    let timed = lore.timed;
-    let activated = lore.activated;
-    let skipped = lore.skipped;
-    let before = lore.before;
-    let after = lore.after;
-    let examples_top = lore.examples_top;
-    let examples_bottom = lore.examples_bottom;
-    let lore_depth = lore.depth;
-    let mut injections: Vec<Injection> = Vec::new();
 
-    // 3. Preset entries.
+    // 3. Preset entries, memory, and the pinned pieces around the history.
     let continued: Option<&Message> = match options.generation {
         GenerationType::Continue => copies.visible.last().copied(),
         _ => None,
     };
     let history_len = copies.visible.len() - usize::from(continued.is_some());
-    let mut parts: Vec<Part> = Vec::new();
-    let mut has_history = false;
     let speaker_card = speaker.cloned().unwrap_or_default();
-    for entry in preset.entries.iter().filter(|e| e.active && e.enabled) {
-        let location = format!("preset.entries[{}].content", entry.identifier);
-        let role = entry.effective_role();
-        let text: Option<String> = match entry.identifier.as_str() {
-            "chatHistory" => {
-                parts.push(Part::History);
-                has_history = true;
-                None
-            }
-            "dialogueExamples" => {
-                parts.push(Part::Examples);
-                None
-            }
-            "main" => Some(overridable(
-                &mut b,
-                entry,
-                &speaker_card.system_prompt,
-                "character.systemPrompt",
-                &location,
-            )),
-            "jailbreak" => Some(overridable(
-                &mut b,
-                entry,
-                &speaker_card.post_history_instructions,
-                "character.postHistoryInstructions",
-                &location,
-            )),
-            "worldInfoBefore" => Some(before.join("\n")),
-            "worldInfoAfter" => Some(after.join("\n")),
-            "personaDescription" => {
-                if b.ctx.persona.trim().is_empty() {
-                    None
-                } else {
-                    Some(b.render("preset.basicPrompts.persona", &bp.persona))
-                }
-            }
-            "charDescription" => {
-                if b.ctx.description.trim().is_empty() {
-                    None
-                } else {
-                    Some(b.render("preset.basicPrompts.description", &bp.description))
-                }
-            }
-            "charPersonality" => {
-                if b.ctx.personality.trim().is_empty() {
-                    None
-                } else {
-                    Some(b.render("preset.basicPrompts.personality", &bp.personality))
-                }
-            }
-            "scenario" => {
-                if b.ctx.scenario().trim().is_empty() {
-                    None
-                } else {
-                    Some(b.render("preset.basicPrompts.scenario", &bp.scenario))
-                }
-            }
-            _ => Some(b.render(&location, entry.content.as_deref().unwrap_or_default())),
-        };
-        let Some(text) = text else { continue };
-        if text.trim().is_empty() {
-            continue;
-        }
-        if entry.injection_position == PresetInjectionPosition::Absolute {
-            injections.push(Injection {
-                depth: entry.injection_depth as usize,
-                role,
-                text,
-            });
-        } else {
-            parts.push(Part::Fixed {
-                label: entry.identifier.clone(),
-                messages: vec![PromptMessage::new(role, text)],
-            });
-        }
-    }
-    injections.extend(lore_depth);
-    if let Some(memory) = input.memory.filter(|m| m.enabled) {
-        let items: Vec<&str> = memory
-            .memories
-            .iter()
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if !items.is_empty() {
-            let text = format!(
-                "[Long-term memory]\n{}",
-                items
-                    .iter()
-                    .map(|s| format!("- {s}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            let at = parts
-                .iter()
-                .position(|p| matches!(p, Part::History))
-                .unwrap_or(parts.len());
-            parts.insert(
-                at,
-                Part::Fixed {
-                    label: "memory".into(),
-                    messages: vec![PromptMessage::new(Role::System, text)],
-                },
-            );
-        }
-    }
-
-    // Pinned pieces around the history.
-    let chat_start = if has_history {
-        let template = if group {
-            &bp.group_chat_start
-        } else {
-            &bp.chat_start
-        };
-        let text = b.render("preset.basicPrompts.chatStart", template);
-        (!text.trim().is_empty()).then(|| PromptMessage::new(Role::System, text))
-    } else {
-        None
-    };
-    let group_nudge = if has_history && group && options.generation != GenerationType::Impersonate {
-        let text = b.render("preset.basicPrompts.groupNudge", &bp.group_nudge);
-        (!text.trim().is_empty()).then(|| PromptMessage::new(Role::System, text))
-    } else {
-        None
-    };
-    let mut tail: Vec<(String, PromptMessage)> = Vec::new();
-    if let Some(last) = continued {
-        b.ensure_copies(&mut copies, 1);
-        let i = copies.visible.len() - 1;
-        let text = history_text(&b, &copies, i);
-        tail.push((
-            "continuedMessage".into(),
-            PromptMessage::new(chat_role(last.role), text),
-        ));
-        let mut ctx = b.ctx.clone();
-        ctx.last_chat_message = Some(last.content.clone());
-        let rendered = b.macros.render_used(&bp.continue_nudge, &ctx);
-        b.note("preset.basicPrompts.continueNudge", &rendered);
-        if !rendered.text.trim().is_empty() {
-            tail.push((
-                "continueNudge".into(),
-                PromptMessage::new(Role::System, rendered.text),
-            ));
-        }
-    }
-    if options.generation == GenerationType::Impersonate {
-        let text = b.render("preset.basicPrompts.impersonation", &bp.impersonation);
-        if !text.trim().is_empty() {
-            tail.push((
-                "impersonation".into(),
-                PromptMessage::new(Role::System, text),
-            ));
-        }
-    }
-    let grouped_injections = group_injections(injections);
+    let mut layout = preset_parts(&mut b, preset, &speaker_card, &lore.before, &lore.after);
+    layout.injections.extend(lore.depth);
+    add_memory(input.memory, &mut layout.parts);
+    let around = around_history(
+        &mut b,
+        &mut copies,
+        bp,
+        layout.has_history,
+        options.generation,
+        continued,
+    );
+    let injections = group_injections(layout.injections);
 
     // 4. Budget.
-    let mut pinned = REPLY_PRIMING;
-    for part in &parts {
-        if let Part::Fixed { messages, .. } = part {
-            pinned += messages.iter().map(|m| counter.message(m)).sum::<usize>();
-        }
-    }
-    pinned += chat_start
-        .iter()
-        .chain(&group_nudge)
-        .map(|m| counter.message(m))
-        .sum::<usize>();
-    pinned += tail.iter().map(|(_, m)| counter.message(m)).sum::<usize>();
-    let injection_tokens: usize = grouped_injections
-        .iter()
-        .map(|(_, m)| counter.message(m))
-        .sum();
-    pinned += injection_tokens;
-    let mut cut = pinned > max_prompt;
-    if pinned > max_prompt {
-        b.diagnostics.push(Diagnostic {
-            location: "preset".into(),
-            message: format!(
-                "the pinned parts of the prompt need {pinned} tokens but the budget is {max_prompt}; history and examples were left out. Raise the context size or shorten the preset"
-            ),
-            text: None,
-            offset: None,
-        });
-    }
-    let mut remaining = max_prompt.saturating_sub(pinned);
-    let mut history: Vec<PromptMessage> = Vec::new();
-    if has_history {
-        let mut k = 0;
-        while k < history_len {
-            let i = history_len - 1 - k;
-            if copies.texts[i].is_none() {
-                let want = (copies.visible.len() - i).max(k + COPY_BATCH);
-                b.ensure_copies(&mut copies, want);
-            }
-            let message = PromptMessage::new(
-                chat_role(copies.visible[i].role),
-                history_text(&b, &copies, i),
-            );
-            let cost = counter.message(&message);
-            if cost > remaining {
-                break;
-            }
-            remaining -= cost;
-            history.push(message);
-            k += 1;
-        }
-        history.reverse();
-    }
-    let history_tokens: usize = history.iter().map(|m| counter.message(m)).sum();
-    let included = history.len();
-    let mut example_messages: Vec<PromptMessage> = Vec::new();
-    if parts.iter().any(|p| matches!(p, Part::Examples)) {
-        let rendered = b.macros.render_used(&b.ctx.mes_examples_raw, &b.ctx);
-        b.note("character.mesExample", &rendered);
-        let (user, char) = (b.ctx.user.clone(), b.ctx.char.clone());
-        let mut blocks = Vec::new();
-        for text in &examples_top {
-            blocks.extend(example_blocks(
-                text,
-                &user,
-                &char,
-                &bp.example_message_start,
-            ));
-        }
-        blocks.extend(example_blocks(
-            &rendered.text,
-            &user,
-            &char,
-            &bp.example_message_start,
-        ));
-        for text in &examples_bottom {
-            blocks.extend(example_blocks(
-                text,
-                &user,
-                &char,
-                &bp.example_message_start,
-            ));
-        }
-        for block in blocks {
-            let cost: usize = block.iter().map(|m| counter.message(m)).sum();
-            if cost > remaining {
-                cut = true;
-                break;
-            }
-            remaining -= cost;
-            example_messages.extend(block);
-        }
-    }
+    let fitted = fit(
+        &mut b,
+        &mut copies,
+        counter,
+        Fit {
+            parts: &layout.parts,
+            around: &around,
+            injections: &injections,
+            has_history: layout.has_history,
+            history_len,
+            max_prompt,
+            examples_top: &lore.examples_top,
+            examples_bottom: &lore.examples_bottom,
+            example_start: &bp.example_message_start,
+        },
+    );
 
     // 5. Flatten.
-    let mut messages = Vec::new();
-    let mut token_parts = Vec::new();
-    for part in parts {
-        match part {
-            Part::Fixed {
-                label,
-                messages: ms,
-            } => {
-                token_parts.push(PartTokens {
-                    part: label,
-                    tokens: ms.iter().map(|m| counter.message(m)).sum(),
-                });
-                messages.extend(ms);
-            }
-            Part::Examples => {
-                if !example_messages.is_empty() {
-                    token_parts.push(PartTokens {
-                        part: "dialogueExamples".into(),
-                        tokens: example_messages.iter().map(|m| counter.message(m)).sum(),
-                    });
-                    messages.append(&mut example_messages);
-                }
-            }
-            Part::History => {
-                let start_tokens: usize = chat_start
-                    .iter()
-                    .chain(&group_nudge)
-                    .map(|m| counter.message(m))
-                    .sum();
-                token_parts.push(PartTokens {
-                    part: "chatHistory".into(),
-                    tokens: history_tokens + start_tokens,
-                });
-                if injection_tokens > 0 {
-                    token_parts.push(PartTokens {
-                        part: "injections".into(),
-                        tokens: injection_tokens,
-                    });
-                }
-                messages.extend(chat_start.clone());
-                place_injections(
-                    &mut messages,
-                    std::mem::take(&mut history),
-                    &grouped_injections,
-                );
-                messages.extend(group_nudge.clone());
-            }
-        }
-    }
-    if !has_history && !grouped_injections.is_empty() {
-        // Without a chatHistory marker, in-chat injections go at the end.
-        token_parts.push(PartTokens {
-            part: "injections".into(),
-            tokens: injection_tokens,
-        });
-        messages.extend(grouped_injections.iter().map(|(_, m)| m.clone()));
-    }
-    for (label, message) in tail {
-        token_parts.push(PartTokens {
-            part: label,
-            tokens: counter.message(&message),
-        });
-        messages.push(message);
-    }
-    messages.retain(|m| !m.content.trim().is_empty());
+    let cut = fitted.cut
+        || (layout.has_history && fitted.history.len() < history_len)
+        || lore.skipped.iter().any(|s| s.gate == Gate::Budget);
+    let history_included = fitted.history.len();
+    let (messages, token_parts) = flatten(
+        layout.parts,
+        fitted,
+        around,
+        &injections,
+        layout.has_history,
+        counter,
+    );
     let messages = convert(messages, options.converter, &bp.chat_start);
     let total = messages.iter().map(|m| counter.message(m)).sum::<usize>() + REPLY_PRIMING;
     let mut diagnostics = std::mem::take(&mut b.diagnostics);
@@ -621,13 +347,9 @@ pub(crate) fn assemble(
         });
     }
     let variables_changed = b.macros.variables_changed();
-    cut |= has_history && included < history_len;
-    cut |= skipped
-        .iter()
-        .any(|s| s.gate == crate::lorebook::Gate::Budget);
     let explain = Explain {
-        activated_entries: activated,
-        skipped_entries: skipped,
+        activated_entries: lore.activated,
+        skipped_entries: lore.skipped,
         regex_applied: std::mem::take(&mut b.report.applied),
         tokens: TokenReport {
             total,
@@ -635,7 +357,7 @@ pub(crate) fn assemble(
             encoding: counter.encoding().to_owned(),
             estimated: counter.is_estimate(),
             parts: token_parts,
-            history_included: included,
+            history_included,
             history_available: history_len,
         },
         diagnostics,
@@ -645,19 +367,19 @@ pub(crate) fn assemble(
         explain,
         variables: b.macros.into_variables(),
         variables_changed,
-        timed,
+        timed: lore.timed,
     };
     (output, cut)
 }
 
 /// Chat messages keep their role; system messages stay system.
-fn chat_role(role: Role) -> Role {
+pub(super) fn chat_role(role: Role) -> Role {
     role
 }
 
 /// A history message as the model sees it: the model copy, prefixed by the speaker's name
 /// for other characters' messages in group chats.
-fn history_text(b: &Builder<'_>, copies: &Copies<'_>, i: usize) -> String {
+pub(super) fn history_text(b: &Builder<'_>, copies: &Copies<'_>, i: usize) -> String {
     let text = copies.texts[i]
         .clone()
         .unwrap_or_else(|| copies.visible[i].content.clone());
@@ -665,23 +387,5 @@ fn history_text(b: &Builder<'_>, copies: &Copies<'_>, i: usize) -> String {
         format!("{}: {}", copies.name(i), text)
     } else {
         text
-    }
-}
-
-/// Card overrides of `main` / `jailbreak`: the card text replaces the preset text, with
-/// `{{original}}` standing for it, unless the entry forbids overrides.
-fn overridable(
-    b: &mut Builder<'_>,
-    entry: &PresetEntry,
-    card_text: &str,
-    card_location: &str,
-    location: &str,
-) -> String {
-    let original = entry.content.as_deref().unwrap_or_default();
-    if !entry.forbid_overrides && !card_text.trim().is_empty() {
-        let rendered_original = b.render(location, original);
-        b.render_override(card_location, card_text, &rendered_original)
-    } else {
-        b.render(location, original)
     }
 }

@@ -1,12 +1,14 @@
 //! Preset assembly into the provider-neutral message list, the provider converters and the
 //! token budget.
 
+mod budget;
 mod build;
 mod context;
 mod examples;
 mod explain;
 mod injections;
 mod input;
+mod layout;
 mod lore;
 mod message;
 pub(crate) mod tokens;
