@@ -11,6 +11,7 @@ pub mod events;
 pub mod generate;
 pub mod group;
 pub mod health;
+pub mod images;
 pub mod mcp_servers;
 pub mod media;
 pub mod memory;
@@ -115,6 +116,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))
         .routes(routes!(generate::generate))
+        .routes(routes!(images::list, images::add))
+        .routes(routes!(images::update, images::remove))
+        .routes(routes!(images::make_default))
         .layer(DefaultBodyLimit::max(limits.json_body));
     // The operation door and whole-asset writes: a lorebook or preset can be megabytes.
     let large = OpenApiRouter::new()
@@ -124,6 +128,9 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(assets::list, assets::create))
         .routes(routes!(assets::get, assets::replace, assets::delete))
         .routes(routes!(workbench::set_character_avatar))
+        // Reference images arrive as data URLs.
+        .routes(routes!(images::generate))
+        .routes(routes!(images::imagine))
         .layer(DefaultBodyLimit::max(limits.op_body));
     // A plugin package arrives whole; the reader refuses anything bigger before unzipping.
     let package = OpenApiRouter::new()

@@ -78,6 +78,7 @@ pub struct NewMessage {
     responses((status = 202, description = "`{messageId, replyId}`", body = Object),
               (status = 400, description = "Empty message, or no usable connection", body = ErrorBody),
               (status = 404, description = "No such chat", body = ErrorBody),
+              (status = 201, description = "`/imagine <prompt>`: the image message, `{messageId, path, mimeType, size, content, prompt}` (no reply)", body = Object),
               (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
 pub async fn send_message(
     State(state): State<AppState>,
@@ -90,6 +91,11 @@ pub async fn send_message(
     }
     if let Some(h) = state.replies.for_chat(chat) {
         return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
+    }
+    // `/imagine <prompt>` generates an image into the chat instead of starting a reply.
+    if let Some(prompt) = tavo_engine::image::imagine_prompt(&text) {
+        let done = crate::routes::images::imagine_in(&state, chat, prompt, None).await?;
+        return Ok((StatusCode::CREATED, Json(done)));
     }
     // The engine stores the message as it starts the reply, in the same trip to the library;
     // should the reply not start (no connection configured), nothing is written.
