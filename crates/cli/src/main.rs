@@ -102,6 +102,8 @@ enum Command {
     Plugin(cmd::plugin::PluginArgs),
     /// Translate a message into another language and keep the translation on it.
     Translate(cmd::translate::TranslateArgs),
+    /// Image generation and image connections: generate, imagine, connection add|list|….
+    Image(cmd::image::ImageArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -153,6 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
         Command::Translate(args) => cmd::translate::run(args, &ctx),
+        Command::Image(args) => cmd::image::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

@@ -7,6 +7,7 @@ pub mod chat_tui;
 pub mod connection;
 pub mod delete;
 pub mod export;
+pub mod image;
 pub mod import;
 pub mod list;
 pub mod llm;

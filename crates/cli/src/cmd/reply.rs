@@ -68,6 +68,35 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    // `/imagine <prompt>` generates an image into the chat instead of a reply (`tavo image
+    // imagine`).
+    if kind == GenerationKind::Normal
+        && let Some(prompt) = args
+            .message
+            .as_deref()
+            .and_then(tavo_engine::image::imagine_prompt)
+    {
+        let prompt = prompt.to_owned();
+        let done = runtime.block_on(async {
+            let engine = engine(store).await?;
+            anyhow::Ok(engine.imagine(args.chat, &prompt, None).await)
+        });
+        runtime.shutdown_background();
+        return match done? {
+            Ok(d) if args.json => {
+                println!("{}", serde_json::json!({"type": "image", "image": d}));
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(d) => {
+                println!("{}\n({})", d.content, d.path);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("error: {} ({})", e.message, e.code.as_str());
+                Ok(ExitCode::FAILURE)
+            }
+        };
+    }
     let result = runtime.block_on(async {
         let engine = engine(store).await?;
         let request = ReplyRequest {
