@@ -94,6 +94,11 @@ impl Hub {
         id
     }
 
+    /// Pages following the stream now (what a `tts` event reaches).
+    pub fn subscribers(&self) -> usize {
+        self.tx.receiver_count()
+    }
+
     /// A library change: `{"kind", "action", "id"}`.
     pub fn library(&self, kind: &str, action: &str, id: Option<i64>) -> u64 {
         self.publish(

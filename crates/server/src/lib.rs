@@ -154,6 +154,8 @@ impl Server {
             shutdown: CancellationToken::new(),
             gate: Arc::new(tokio::sync::Semaphore::new(state::BLOCKING_CONCURRENCY)),
         };
+        // `tts` playback events reach the open app on the global event stream.
+        routes::tts::attach(&state);
         // Spool files of uploads a killed process left behind.
         if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
             && e.kind() != std::io::ErrorKind::NotFound

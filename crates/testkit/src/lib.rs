@@ -14,6 +14,7 @@
 pub mod render;
 pub mod script;
 pub mod server;
+pub mod speech;
 
 use std::path::PathBuf;
 

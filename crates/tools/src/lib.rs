@@ -51,6 +51,7 @@ pub mod ops;
 pub mod plugins;
 pub mod registry;
 pub mod schema;
+pub mod search_apis;
 pub mod theme_store;
 pub mod validate;
 pub mod web;

@@ -1,5 +1,5 @@
 // Settings (/settings): provider connections (add, edit, test, default; the API key is
-// write-only) and the tool and web settings.
+// write-only), the tool and web settings, the web-search APIs, plugins and MCP.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link } from '../router.js';
@@ -7,6 +7,7 @@ import { get, put, post } from '../api.js';
 import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble } from '../store.js';
 import { ConnectionForm } from './ConnectionForm.js';
 import { McpPanel } from './McpPanel.js';
+import { SearchApiPanel } from './SearchApiPanel.js';
 
 export function Settings() {
   const [editing, setEditing] = useState(/** @type {any} */ (null));
@@ -67,6 +68,7 @@ export function Settings() {
             })}</ul>`}
     </section>
     <${ToolSettings} />
+    <${SearchApiPanel} />
     <section aria-labelledby="plugins-link-title">
       <h2 id="plugins-link-title">Plugins</h2>
       <p><a class="button" href="/settings/plugins" onClick=${link}>Manage plugins</a>

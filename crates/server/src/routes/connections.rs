@@ -163,3 +163,12 @@ pub async fn make_default(
     })
     .await
 }
+
+/// The provider catalogue (`tavo connection sources`): `[{id, name, protocol, baseUrl, note}]`,
+/// `baseUrl` null where it depends on the account (or for Custom). The connection form starts
+/// from it.
+#[utoipa::path(get, path = "/api/connection-sources", tag = "connections",
+    responses((status = 200, description = "`[{id, name, protocol, baseUrl, note}]`", body = Object)))]
+pub async fn sources() -> Json<Value> {
+    Json(serde_json::to_value(tavo_llm::catalogue::sources()).unwrap_or_default())
+}

@@ -19,8 +19,10 @@ pub mod ops;
 pub mod pages;
 pub mod plugins;
 pub mod replies;
+pub mod search_apis;
 pub mod transfer;
 pub mod translate;
+pub mod tts;
 pub mod workbench;
 
 use axum::Router;
@@ -59,6 +61,10 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(connections::list, connections::add))
         .routes(routes!(connections::replace, connections::remove))
         .routes(routes!(connections::make_default))
+        .routes(routes!(connections::sources))
+        .routes(routes!(search_apis::list, search_apis::save))
+        .routes(routes!(search_apis::remove))
+        .routes(routes!(search_apis::make_default))
         .routes(routes!(events::global))
         .routes(routes!(media::character_avatar))
         .routes(routes!(media::persona_avatar))
@@ -115,6 +121,17 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))
+        .routes(routes!(tts::play))
+        .routes(routes!(tts::stop))
+        .routes(routes!(tts::say))
+        .routes(routes!(tts::audio))
+        .routes(routes!(tts::cache_usage, tts::cache_clear))
+        .routes(routes!(tts::list_connections, tts::add_connection))
+        .routes(routes!(tts::replace_connection, tts::remove_connection))
+        .routes(routes!(tts::default_connection))
+        .routes(routes!(tts::list_bindings))
+        .routes(routes!(tts::set_binding, tts::remove_binding))
+        .routes(routes!(tts::get_settings, tts::put_settings))
         .routes(routes!(generate::generate))
         .routes(routes!(images::list, images::add))
         .routes(routes!(images::update, images::remove))
