@@ -156,8 +156,6 @@ impl Server {
         };
         // `tts` playback events reach the open app on the global event stream.
         routes::tts::attach(&state);
-        // `tts` playback events reach the open app on the global event stream.
-        routes::tts::attach(&state);
         // Spool files of uploads a killed process left behind.
         if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
             && e.kind() != std::io::ErrorKind::NotFound

@@ -23,7 +23,6 @@ pub mod search_apis;
 pub mod transfer;
 pub mod translate;
 pub mod tts;
-pub mod tts;
 pub mod workbench;
 
 use axum::Router;
@@ -122,17 +121,6 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))
-        .routes(routes!(tts::play))
-        .routes(routes!(tts::stop))
-        .routes(routes!(tts::say))
-        .routes(routes!(tts::audio))
-        .routes(routes!(tts::cache_usage, tts::cache_clear))
-        .routes(routes!(tts::list_connections, tts::add_connection))
-        .routes(routes!(tts::replace_connection, tts::remove_connection))
-        .routes(routes!(tts::default_connection))
-        .routes(routes!(tts::list_bindings))
-        .routes(routes!(tts::set_binding, tts::remove_binding))
-        .routes(routes!(tts::get_settings, tts::put_settings))
         .routes(routes!(tts::play))
         .routes(routes!(tts::stop))
         .routes(routes!(tts::say))
