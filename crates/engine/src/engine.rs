@@ -294,6 +294,17 @@ impl Engine {
         .with_extensions(self.inner.extensions.clone())
     }
 
+    /// Starts loading, on a background thread, the tokenizer of the default connection's
+    /// model and o200k (which estimated models count with), so that a later exact count
+    /// does not wait (`tavo serve` calls it at start). Returns at once; replies never wait
+    /// for it either way (see [`tavo_prompt::PromptOptions::wait_for_tokenizer`]).
+    pub fn warm_tokenizers(&self) {
+        let model = crate::prompt::default_model(&self.inner.store);
+        self.inner
+            .prompt
+            .warm_tokenizers(&[model.as_deref().unwrap_or("gpt-4o")]);
+    }
+
     /// The request the chat's next reply would send first, built by the reply's own code
     /// (`tavo prompt`). Blocking: reads the library. Records the generation only when asked.
     pub fn preview(

@@ -347,6 +347,9 @@ pub struct PromptKnobs {
     /// The latest user message's text for this request only (a plugin's `generation:prepare`
     /// rewrite); the stored message is untouched.
     pub user_text: Option<String>,
+    /// Count with the model's tokenizer even when it is still loading (a preview shows exact
+    /// counts). A reply does not wait: see [`tavo_prompt::PromptOptions::wait_for_tokenizer`].
+    pub exact_tokens: bool,
 }
 
 impl PromptKnobs {
@@ -360,8 +363,18 @@ impl PromptKnobs {
             speaker: None,
             record: true,
             user_text: None,
+            exact_tokens: false,
         }
     }
+}
+
+/// The default connection's model, when there is one (the tokenizer a start warms).
+pub(crate) fn default_model(store: &Store) -> Option<String> {
+    let setting = store
+        .setting_get(tavo_llm::connection::SETTINGS_KEY)
+        .ok()?;
+    let book = tavo_llm::ConnectionBook::from_setting(setting).ok()?;
+    book.pick(None).ok().map(|c| c.model.clone())
 }
 
 /// Puts each message's tool-call line in front of its text.
@@ -448,6 +461,7 @@ pub fn build(
     options.max_response_tokens = parameters.response_tokens() as usize;
     options.converter = settings.converter;
     options.ejs = settings.ejs;
+    options.wait_for_tokenizer = knobs.exact_tokens;
     options.generation = match kind {
         GenerationKind::Continue => GenerationType::Continue,
         GenerationKind::Impersonate => GenerationType::Impersonate,
@@ -724,6 +738,7 @@ pub(crate) fn preview(
         speaker,
         record: req.record,
         user_text: None,
+        exact_tokens: true,
     };
     let base = build(store, engine, req.chat, req.kind, &knobs)?;
     let settings = ToolSettings::load(store)?;
