@@ -11,6 +11,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod image;
 pub mod render;
 pub mod script;
 pub mod server;

@@ -314,7 +314,17 @@ pub fn ratio_of(w: u32, h: u32) -> String {
 
 /// The message for a failed HTTP status: ours, never the provider's body.
 pub fn status_error(platform: ImagePlatform, status: u16, code: Option<String>) -> LlmError {
-    let kind = ErrorKind::from_status(status);
+    let refusal = code.as_deref().is_some_and(|c| {
+        matches!(
+            c,
+            "content_policy_violation" | "moderation_blocked" | "content_filter" | "SAFETY"
+        )
+    });
+    let kind = if refusal {
+        ErrorKind::ContentFiltered
+    } else {
+        ErrorKind::from_status(status)
+    };
     let id = platform.id();
     let what = match kind {
         ErrorKind::Authentication => {
@@ -332,6 +342,7 @@ pub fn status_error(platform: ImagePlatform, status: u16, code: Option<String>) 
             "the provider failed; try again later".to_owned()
         }
         ErrorKind::Timeout => "the provider timed out".to_owned(),
+        ErrorKind::ContentFiltered => "the provider's safety system refused the prompt".to_owned(),
         _ => "the provider refused the request (check size, aspect ratio and extraBody)".to_owned(),
     };
     let code_note = code
