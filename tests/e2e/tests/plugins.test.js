@@ -484,6 +484,63 @@ test('names follow the browser language (spec 2): French falls back to English, 
   }
 });
 
+/**
+ * What the browser does when the user changes its language: navigator.language changes and
+ * `languagechange` fires (a running Chromium cannot switch its own language; CDP's locale
+ * override changes only Intl).
+ * @param {import('playwright-core').Page} page @param {string} lang
+ */
+async function switchLanguage(page, lang) {
+  await page.evaluate((l) => {
+    Object.defineProperty(navigator, 'language', { get: () => l, configurable: true });
+    Object.defineProperty(navigator, 'languages', { get: () => [l], configurable: true });
+    dispatchEvent(new Event('languagechange'));
+  }, lang);
+}
+
+test('a language change re-resolves the plugin texts: composer action, entry and fragment i18n, list, settings page', async () => {
+  await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chat.chatId}`, { chat: { advancedRendering: true } });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  const banner = () => page.frameLocator('iframe[title="Greeter · banner"]').first().locator('body').innerText();
+  await until(async () => /Hello, banner!/.test(await banner().catch(() => '')), 20000, 'the English banner');
+  const plus = page.getByRole('button', { name: 'Plugin actions' }).or(page.locator('summary[aria-label="Plugin actions"]')).first();
+  const menu = page.getByRole('menu', { name: 'Plugin actions' });
+  await plus.click();
+  await menu.getByRole('menuitem', { name: 'Greet', exact: true }).waitFor();
+  await page.keyboard.press('Escape');
+  const before = (await vars(tavo, chat.chatId)).chat.greeter_locale;
+  assert.equal(before, undefined, 'no language change yet');
+
+  await switchLanguage(page, 'fr-FR');
+  // The fragment draws itself again from its onChange handler, without being rerun.
+  await until(async () => /^BANNER banner: Bonjour, banner ! Vous avez 2 nouveaux messages\.$/.test(await banner().catch(() => '')), 20000, 'the French banner');
+  // The entry's onChange handler ran with the new locale (the entry itself was not rerun).
+  const seen = await until(async () => (await vars(tavo, chat.chatId)).chat.greeter_locale, 20000, 'the entry saw the change');
+  assert.deepEqual(seen, { locale: 'fr', requestedLocale: 'fr-FR', greeting: 'Bonjour, Ada ! Vous avez 3 nouveaux messages.' });
+  // The composer action's label.
+  await until(async () => {
+    if (!(await menu.isVisible())) await plus.click();
+    return (await menu.getByRole('menuitem', { name: 'Saluer', exact: true }).count()) === 1;
+  }, 20000, 'the French action label');
+  await shot(page, 'plugins-language-change');
+  await page.keyboard.press('Escape');
+
+  // The list and the settings page follow too (French falls back to English for what fr.json lacks).
+  await page.goto(`${tavo.url}/settings/plugins`);
+  await page.getByRole('listitem').filter({ hasText: 'Greeter' }).waitFor();
+  await switchLanguage(page, 'zh-CN');
+  await page.getByRole('listitem').filter({ hasText: '问候者' }).waitFor({ timeout: 20000 });
+  await page.getByRole('link', { name: 'Settings of 问候者' }).click();
+  await page.getByLabel('问候谁').waitFor();
+  await switchLanguage(page, 'en-US');
+  await page.getByLabel('Who to greet').waitFor({ timeout: 20000 });
+  await page.getByRole('heading', { name: 'Greeter', level: 1 }).waitFor();
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('uninstall asks first; Cancel keeps the plugin', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);

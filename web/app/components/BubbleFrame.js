@@ -83,6 +83,17 @@ export function BubbleFrame({ doc, chatId, messageId, card, plugin, title, bare 
     };
   }, [near, run, stopped]);
 
+  // A plugin fragment's new config or locale reaches its `tavo.plugin` in place: the fragment
+  // is not run again, its i18n.onChange handlers run (Tavo §6.5).
+  const pluginConfig = plugin ? JSON.stringify(plugin.config || {}) : '';
+  const pluginI18n = plugin && plugin.i18n ? JSON.stringify(plugin.i18n) : '';
+  useEffect(() => {
+    if (plugin && channel.current) channel.current.post({ type: 'plugin-config', config: plugin.config || {} });
+  }, [pluginConfig]);
+  useEffect(() => {
+    if (plugin && plugin.i18n && channel.current) channel.current.post({ type: 'plugin-i18n', i18n: plugin.i18n });
+  }, [pluginI18n]);
+
   return html`<div class="bubble-script" data-frame-state=${stopped ? 'stopped' : near ? 'running' : 'waiting'}>
     <div class="bubble-slot" ref=${slot} style=${stopped ? 'display:none' : `min-height:${near ? 0 : height}px`}></div>
     ${stopped

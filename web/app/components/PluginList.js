@@ -3,7 +3,7 @@
 // description, function tags, an enable switch, settings and uninstall.
 import { useEffect } from 'preact/hooks';
 import { html } from '../html.js';
-import { plugins, pluginQuery, loadPlugins, searchPlugins, checkPackage, installing, installError, pendingInstall } from '../plugins/store.js';
+import { plugins, pluginQuery, pluginLocaleTick, loadPlugins, searchPlugins, checkPackage, installing, installError, pendingInstall } from '../plugins/store.js';
 import { PluginRow } from './PluginRow.js';
 import { PluginCrumbs } from './PluginCrumbs.js';
 import { PluginInstallDialog } from './PluginInstallDialog.js';
@@ -11,7 +11,7 @@ import { PluginInstallDialog } from './PluginInstallDialog.js';
 export function PluginList() {
   useEffect(() => {
     loadPlugins();
-  }, []);
+  }, [pluginLocaleTick.value]);
   const list = plugins.value;
   const q = pluginQuery.value;
   return html`<section class="screen plugins" aria-labelledby="plugins-title">

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { toast, errorText } from '../store.js';
-import { pluginDetail, pluginDetailError, loadPluginDetail, resetPluginConfig, setPluginEnabled } from '../plugins/store.js';
+import { pluginDetail, pluginDetailError, pluginLocaleTick, loadPluginDetail, resetPluginConfig, setPluginEnabled } from '../plugins/store.js';
 import { PluginCover } from './PluginCover.js';
 import { PluginTags } from './PluginTags.js';
 import { PluginField } from './PluginField.js';
@@ -16,7 +16,7 @@ export function PluginSettings({ id }) {
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     loadPluginDetail(id);
-  }, [id]);
+  }, [id, pluginLocaleTick.value]);
   const p = pluginDetail.value && pluginDetail.value.id === id ? pluginDetail.value : null;
   const error = pluginDetailError.value;
   const crumbs = html`<${PluginCrumbs} trail=${[{ href: '/settings', label: 'Settings' }, { href: '/settings/plugins', label: 'Plugins' }]}

@@ -149,11 +149,21 @@ export function pluginsChanged() {
   pluginsTick.value++;
 }
 
-// Plugins changed elsewhere (another tab, the CLI) or the browser's language changed.
+/** Bumped when the browser's language changed: the plugin screens resolve their texts again. */
+export const pluginLocaleTick = signal(0);
+
+// Plugins changed elsewhere (another tab, the CLI) or the browser's language changed (the
+// chat's runtime list is read again, so entries and fragments get the new `tavo.plugin.i18n`
+// and their onChange handlers run; the list and settings screens read theirs again).
 libraryListeners.add((d) => {
   if (d && d.kind === 'plugin') pluginsChanged();
 });
-if (typeof addEventListener === 'function') addEventListener('languagechange', () => pluginsChanged());
+if (typeof addEventListener === 'function') {
+  addEventListener('languagechange', () => {
+    pluginLocaleTick.value++;
+    pluginsChanged();
+  });
+}
 
 let runtimeSeq = 0;
 export async function loadRuntimePlugins() {
