@@ -104,6 +104,8 @@ enum Command {
     Translate(cmd::translate::TranslateArgs),
     /// Image generation and image connections: generate, imagine, connection add|list|….
     Image(cmd::image::ImageArgs),
+    /// Text-to-speech and voice connections: say, connection add|list|…, bind, settings, cache.
+    Tts(cmd::tts::TtsArgs),
     // Subcommands are added here, one variant per command group, each implemented in
     // its own module under `cmd/`.
 }
@@ -156,6 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
         Command::Translate(args) => cmd::translate::run(args, &ctx),
         Command::Image(args) => cmd::image::run(args, &ctx),
+        Command::Tts(args) => cmd::tts::run(args, &ctx),
         Command::Reply(args) => cmd::reply::run(args, &ctx),
         Command::Settings(args) => cmd::settings::run(args, &ctx),
         Command::Audit(args) => cmd::audit::run(args, &ctx),

@@ -24,5 +24,6 @@ pub mod settings;
 pub mod show;
 pub mod tool;
 pub mod translate;
+pub mod tts;
 pub mod var;
 pub mod web;

@@ -396,6 +396,57 @@ impl Speech {
         Ok(self.publish(chat, json!({"chatId": chat, "action": "stop"})) > 0)
     }
 
+    /// The voice connection book, keys masked.
+    pub async fn connections(&self) -> Result<Value, SpeechError> {
+        self.blocking(|store| Ok(config::load_book(store)?.masked()))
+            .await
+    }
+
+    /// Changes the voice connection book in one transaction; answers it masked.
+    pub async fn change_connections(
+        &self,
+        f: impl FnOnce(
+            &mut tavo_llm::media::speech::VoiceBook,
+        ) -> Result<(), tavo_llm::media::MediaBookError>
+        + Send
+        + 'static,
+    ) -> Result<Value, SpeechError> {
+        self.blocking(move |store| Ok(config::change_book(store, f)?.masked()))
+            .await
+    }
+
+    /// The connection named `name`, else the default one (key included: never print it).
+    pub async fn connection(&self, name: Option<String>) -> Result<VoiceConnection, SpeechError> {
+        self.blocking(move |store| config::pick_connection(store, name.as_deref()))
+            .await
+    }
+
+    /// Every voice binding.
+    pub async fn bindings(&self) -> Result<VoiceBindings, SpeechError> {
+        self.blocking(config::load_bindings).await
+    }
+
+    /// Binds (`Some`) or unbinds (`None`) `target`'s voice; answers every binding.
+    pub async fn bind(
+        &self,
+        target: VoiceTarget,
+        binding: Option<VoiceBinding>,
+    ) -> Result<VoiceBindings, SpeechError> {
+        self.blocking(move |store| config::set_binding(store, target, binding))
+            .await
+    }
+
+    /// The voice settings.
+    pub async fn settings(&self) -> Result<VoiceSettings, SpeechError> {
+        self.blocking(config::load_settings).await
+    }
+
+    /// Changes some voice settings (see [`config::update_settings`]).
+    pub async fn update_settings(&self, patch: Value) -> Result<VoiceSettings, SpeechError> {
+        self.blocking(move |store| config::update_settings(store, &patch))
+            .await
+    }
+
     /// A cached audio file's bytes and MIME type.
     pub async fn audio(
         &self,
