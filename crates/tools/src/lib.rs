@@ -31,6 +31,7 @@ pub mod approval;
 pub mod ask;
 pub mod assets;
 pub mod audit;
+pub mod avatars;
 pub mod backup;
 pub mod budget;
 pub mod chats;

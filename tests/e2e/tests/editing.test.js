@@ -3,7 +3,7 @@
 // nothing until the user chooses.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { startTavo, launchBrowser, shot, watchErrors, SERAPHINA } from '../lib/harness.js';
 
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
@@ -96,6 +96,39 @@ test('edit a persona from the library', async () => {
   assert.equal(anna.name, 'Anna');
   assert.equal(anna.description, 'A traveller from the north.');
   assert.equal(anna.active, true, 'still the default');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a persona's avatar is uploaded cropped (2:3) and shown beside the user's messages", async () => {
+  const [persona] = await tavo.api('GET', '/api/library/persona');
+  const chat = (await tavo.api('POST', '/api/chats', { characters: [id], name: 'Avatar chat', persona: persona.id })).id;
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/`);
+  await page.getByRole('button', { name: `Edit ${persona.name}` }).click();
+  const avatar = page.getByRole('group', { name: 'Avatar' });
+  await avatar.getByLabel('Upload an image').setInputFiles(SERAPHINA);
+  await avatar.getByRole('img', { name: 'Cropped avatar' }).waitFor();
+  await avatar.getByRole('button', { name: 'Use this avatar' }).click();
+  await page.getByText('Avatar saved').waitFor();
+  const res = await fetch(`${tavo.url}/api/personas/${persona.id}/avatar`);
+  assert.equal(res.status, 200);
+  const png = Buffer.from(await res.arrayBuffer());
+  assert.equal(png.subarray(1, 4).toString(), 'PNG');
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [400, 600], 'cropped to 2:3');
+  // The persona list shows it.
+  await page.getByRole('region', { name: 'Personas' }).locator(`img.avatar[src^="/api/personas/${persona.id}/avatar"]`).waitFor();
+  await shot(page, 'persona-avatar');
+  // Not an image: refused in words, nothing stored.
+  const bad = await fetch(`${tavo.url}/api/personas/${persona.id}/avatar`, { method: 'PUT', headers: { 'x-tavo-request': '1' }, body: 'not an image' });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error.message, /not a PNG, JPEG, WebP or GIF/);
+  assert.equal((await fetch(`${tavo.url}/api/personas/999/avatar`, { method: 'PUT', headers: { 'x-tavo-request': '1' }, body: png })).status, 404);
+  // The user's messages in a chat with this persona carry it.
+  await tavo.api('POST', `/api/ops/tavo_message_append?chat=${chat}`, { message: { role: 'user', content: 'Hello from me.' } });
+  await page.goto(`${tavo.url}/chats/${chat}`);
+  await page.locator('article.message.user').first().locator(`img.avatar[src="/api/personas/${persona.id}/avatar"]`).waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });

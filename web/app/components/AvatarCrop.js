@@ -1,5 +1,6 @@
 // Avatar upload with a crop: the chosen image is cut to the card shape (2:3) in the page — the
-// part kept is moved with two sliders — and sent as a PNG (`PUT /api/characters/{id}/avatar`).
+// part kept is moved with two sliders — and sent as a PNG (`PUT /api/characters/{id}/avatar`,
+// or `target`: a persona's `PUT /api/personas/{id}/avatar`).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { putBytes } from '../api.js';
@@ -8,8 +9,8 @@ import { toast, errorText } from '../store.js';
 const W = 400;
 const H = 600;
 
-/** @param {{id: number, onDone: () => void}} props */
-export function AvatarCrop({ id, onDone }) {
+/** @param {{id: number, onDone: () => void, target?: string}} props */
+export function AvatarCrop({ id, onDone, target }) {
   const [image, setImage] = useState(/** @type {HTMLImageElement|null} */ (null));
   const [x, setX] = useState(50);
   const [y, setY] = useState(50);
@@ -42,7 +43,7 @@ export function AvatarCrop({ id, onDone }) {
     canvas.current?.toBlob(async (blob) => {
       if (!blob) return;
       try {
-        await putBytes(`/api/characters/${id}/avatar`, blob);
+        await putBytes(target || `/api/characters/${id}/avatar`, blob);
         toast('Avatar saved', 'ok');
         setImage(null);
         onDone();

@@ -1,9 +1,12 @@
-// Personas: who the user is in chats; create one and choose the default.
+// Personas: who the user is in chats; create one, choose the default, edit one (name,
+// description, avatar with the same 2:3 crop as cards).
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get } from '../api.js';
 import { personas, loadPersonas, createPersona, setDefaultPersona, toast, errorText } from '../store.js';
 import { AssetEditor, PERSONA_FIELDS } from './AssetEditor.js';
+import { Avatar } from './Avatar.js';
+import { AvatarCrop } from './AvatarCrop.js';
 
 export function Personas() {
   const [name, setName] = useState('');
@@ -11,6 +14,8 @@ export function Personas() {
   const [active, setActive] = useState(/** @type {Record<number, boolean>} */ ({}));
   /** The persona being edited, as read (with its revision). */
   const [editing, setEditing] = useState(/** @type {any} */ (null));
+  /** Bumped after an avatar upload, so the pictures reload. */
+  const [avatarTick, setAvatarTick] = useState(0);
   /** @param {number} id */
   const edit = (id) => get('/api/library/persona/' + id).then(setEditing, (err) => toast(errorText(err), 'error'));
   useEffect(() => {
@@ -43,7 +48,7 @@ export function Personas() {
     <h2>Personas</h2>
     ${list.length
       ? html`<ul class="persona-list">${list.map(
-          (p) => html`<li key=${p.id}><span>${p.name}</span>
+          (p) => html`<li key=${p.id}><${Avatar} key=${avatarTick} src=${`/api/personas/${p.id}/avatar?v=${avatarTick}`} name=${p.name} /><span>${p.name}</span>
             ${active[p.id]
               ? html`<span class="pill">default</span>`
               : html`<button type="button" class="small" onClick=${() => setDefaultPersona(p.id).catch((err) => toast(errorText(err), 'error'))}>Make default</button>`}
@@ -54,7 +59,9 @@ export function Personas() {
     ${editing
       ? html`<${AssetEditor} key=${editing.id} kind="persona" asset=${editing} fields=${PERSONA_FIELDS} title=${'Edit persona ' + editing.name}
           onCancel=${() => setEditing(null)}
-          onSaved=${() => { setEditing(null); toast('Saved', 'ok'); loadPersonas(); }} />`
+          onSaved=${() => { setEditing(null); toast('Saved', 'ok'); loadPersonas(); }} />
+        <${AvatarCrop} key=${'crop-' + editing.id} id=${editing.id} target=${`/api/personas/${editing.id}/avatar`}
+          onDone=${() => setAvatarTick(avatarTick + 1)} />`
       : null}
     <form class="row wrap" onSubmit=${submit} aria-label="New persona">
       <input placeholder="Persona name" aria-label="Persona name" value=${name} required onInput=${(/** @type {any} */ e) => setName(e.currentTarget.value)} />

@@ -204,6 +204,32 @@ pub async fn tokens(
     Ok(Json(counts))
 }
 
+/// Replaces a persona's avatar with the image in the body (PNG, JPEG, WebP or GIF, by its
+/// signature; at most 8 MiB; `tools::avatars`). → `204`.
+#[utoipa::path(put, path = "/api/personas/{id}/avatar", tag = "media",
+    params(("id" = i64, Path)),
+    request_body(content = Vec<u8>, description = "The image bytes", content_type = "image/png"),
+    responses((status = 204, description = "Stored"),
+              (status = 400, description = "Not an image, or over 8 MiB", body = ErrorBody),
+              (status = 404, description = "No such persona", body = ErrorBody)))]
+pub async fn set_persona_avatar(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: axum::body::Bytes,
+) -> ApiResult<axum::http::StatusCode> {
+    state
+        .blocking_api(move |s| {
+            Ok(tavo_tools::avatars::set_persona_avatar(
+                s,
+                tavo_model::PersonaId(id),
+                &body,
+            )?)
+        })
+        .await?;
+    state.hub.library("persona", "updated", Some(id));
+    Ok(axum::http::StatusCode::NO_CONTENT)
+}
+
 /// Largest avatar accepted (a card's PNG; the editor uploads its crop).
 const MAX_AVATAR: usize = 8 << 20;
 

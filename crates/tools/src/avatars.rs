@@ -1,0 +1,68 @@
+//! Avatar uploads from the doors (the app's avatar crop): the image is checked by its signature
+//! (PNG, JPEG, WebP or GIF) and size before anything is stored, and stored for an asset that
+//! exists.
+
+use tavo_model::{ImageType, Persona, PersonaId};
+use tavo_store::{Avatar, Store};
+
+use crate::context::store_error;
+use crate::error::{ErrorCode, ToolError};
+
+/// The largest avatar accepted (the app uploads its crop, far smaller).
+pub const MAX_AVATAR: usize = 8 << 20;
+
+/// The image as an avatar, or why it is refused.
+fn avatar_of(bytes: &[u8]) -> Result<Avatar, ToolError> {
+    if bytes.len() > MAX_AVATAR {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "the avatar is {} bytes; at most {MAX_AVATAR} are accepted",
+                bytes.len()
+            ),
+        )
+        .with_details(serde_json::json!({"path": "body", "expected": "at most 8 MiB"})));
+    }
+    let kind = ImageType::sniff(bytes).ok_or_else(|| {
+        ToolError::new(
+            ErrorCode::InvalidArguments,
+            "the body is not a PNG, JPEG, WebP or GIF image",
+        )
+        .with_details(serde_json::json!({"path": "body", "expected": "image bytes"}))
+    })?;
+    Ok(Avatar {
+        mime_type: kind.mime_type().to_owned(),
+        bytes: bytes.to_vec(),
+    })
+}
+
+/// Replaces a persona's avatar (shown beside the user's messages).
+pub fn set_persona_avatar(store: &Store, id: PersonaId, bytes: &[u8]) -> Result<(), ToolError> {
+    let avatar = avatar_of(bytes)?;
+    let exists = store
+        .read(|tx| tx.get::<Persona>(id))
+        .map_err(|e| store_error("reading the persona", e))?
+        .is_some();
+    if !exists {
+        return Err(ToolError::not_found("persona", id.0));
+    }
+    store
+        .persona_avatar_set(id, &avatar)
+        .map_err(|e| store_error("saving the avatar", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_is_not_an_image_and_unknown_personas() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open(dir.path()).expect("store");
+        let e = set_persona_avatar(&store, PersonaId(1), b"not an image").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let e = set_persona_avatar(&store, PersonaId(99), png).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ResourceNotFound);
+    }
+}
