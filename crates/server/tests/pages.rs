@@ -1,7 +1,11 @@
 //! Page function tools (seed 001) end to end: a page attaches over `/api/pages/events`,
 //! registers a tool, the mock model calls it, the engine sends the call to the page and the
 //! page's answer reaches the model. Also: stealth calls end the reply without a follow-up, a
-//! page that closes mid-call fails the call at once, a throwing action is a tool error.
+//! page that closes mid-call fails the call at once, a throwing action is a tool error, a tool
+//! that never answers times out, a 10 MB answer is cut; with dynamic loading the model finds
+//! the page's tool through `extension_tool_search`; the approval policy refuses a denied page
+//! tool before the page sees it; the generation hooks, with exactly one terminal event each
+//! (success, a sanitised `generation:error`, `generation:cancelled` with `partial`).
 
 mod common;
 
@@ -466,5 +470,209 @@ async fn tavo_input_send_goes_through_the_open_page_whose_plugin_may_cancel_it()
     assert_eq!(
         seen[0]["params"],
         json!({"text": "hello", "source": "mcp", "chatId": chat})
+    );
+}
+
+/// Sends "roll for me" and answers the reply's id.
+async fn start(s: &TestServer, chat: i64) -> String {
+    let (st, body) = json_of(
+        client()
+            .post(s.url(&format!("/api/chats/{chat}/messages")))
+            .json(&json!({"content": "roll for me"}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(st, 202, "{body}");
+    body["replyId"].as_str().expect("replyId").to_owned()
+}
+
+/// The reply's events until `stop` (or its end).
+async fn events_until(
+    s: &TestServer,
+    reply: &str,
+    stop: impl FnMut(&common::SseEvent) -> bool,
+) -> Vec<common::SseEvent> {
+    let r = bare_client()
+        .get(s.url(&format!("/api/replies/{reply}/events")))
+        .send()
+        .await
+        .expect("events");
+    read_sse(r, Duration::from_secs(30), stop).await
+}
+
+/// The hook requests the page saw, after the terminal notice (sent without waiting) arrived.
+async fn hooks_seen(s: TestServer, page: tokio::task::JoinHandle<Vec<Value>>) -> Vec<Value> {
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    drop(s);
+    page.await
+        .expect("page")
+        .into_iter()
+        .filter(|r| r["method"] == "hook")
+        .collect()
+}
+
+fn kinds(seen: &[Value]) -> Vec<String> {
+    seen.iter()
+        .filter_map(|r| r["params"]["type"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_failed_generation_ends_with_one_sanitised_generation_error() {
+    let (s, _mock, chat) = setup(vec![Turn::error(
+        400,
+        "provider body with secret-context-0123",
+    )])
+    .await;
+    let page = fake_page(&s, chat, false, Behaviour::Hooks).await;
+    let reply = start(&s, chat).await;
+    let evs = events_until(&s, &reply, |e| e.event == "finished").await;
+    assert!(evs.iter().any(|e| e.event == "error"), "{evs:?}");
+    let seen = hooks_seen(s, page).await;
+    assert_eq!(
+        kinds(&seen),
+        ["generation:prepare", "generation:error"],
+        "exactly one terminal event, and no success"
+    );
+    let event = &seen[1]["params"]["event"];
+    assert_eq!(event["error"]["code"], "generation_failed", "{event}");
+    assert!(event["error"]["message"].is_string(), "{event}");
+    assert_eq!(event["source"], "reply");
+    assert_eq!(event["generationId"], reply);
+    assert_eq!(event["chatId"], chat);
+    assert!(
+        !event.to_string().contains("sk-mock"),
+        "no key in the notice: {event}"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_generation_ends_with_generation_cancelled_and_says_whether_part_was_saved() {
+    let slow = Turn {
+        text: Some("one two three four five six seven eight nine ten eleven twelve".into()),
+        delay_ms: 150,
+        chunk: Some(4),
+        ..Turn::default()
+    };
+    let (s, _mock, chat) = setup(vec![slow]).await;
+    let page = fake_page(&s, chat, false, Behaviour::Hooks).await;
+    let reply = start(&s, chat).await;
+    events_until(&s, &reply, |e| e.event == "text_delta").await;
+    let r = client()
+        .post(s.url(&format!("/api/replies/{reply}/cancel")))
+        .send()
+        .await
+        .expect("cancel");
+    assert!(r.status().is_success(), "{}", r.status());
+    let evs = events_until(&s, &reply, |e| e.event == "finished").await;
+    let finished = evs
+        .iter()
+        .find(|e| e.event == "finished")
+        .expect("finished")
+        .json();
+    assert_eq!(finished["status"], "cancelled", "{finished}");
+    let stored = s
+        .store
+        .read(|tx| tx.messages_all(tavo_model::ChatId(chat)))
+        .expect("messages");
+    let partial_saved = stored
+        .iter()
+        .any(|m| m.role != tavo_model::Role::User && !m.content.is_empty());
+    let seen = hooks_seen(s, page).await;
+    assert_eq!(
+        kinds(&seen),
+        ["generation:prepare", "generation:cancelled"],
+        "exactly one terminal event"
+    );
+    assert_eq!(
+        seen[1]["params"]["event"]["partial"],
+        json!(partial_saved),
+        "partial says whether a partial message was saved ({stored:?})"
+    );
+    assert!(partial_saved, "text had streamed before the cancel");
+}
+
+#[tokio::test]
+async fn with_dynamic_loading_the_model_finds_the_page_tool_with_extension_tool_search() {
+    let search = Turn {
+        tool_calls: vec![ScriptCall {
+            id: Some("call_search".into()),
+            name: "extension_tool_search".into(),
+            arguments: json!({"query": "roll dice"}),
+        }],
+        ..Turn::default()
+    };
+    let (s, mock, chat) = setup(vec![search, roll(), Turn::text("You rolled a 4.")]).await;
+    s.store
+        .setting_set("tools.dynamicLoading", &json!(true))
+        .expect("setting");
+    let _page = fake_page(&s, chat, false, Behaviour::Answer).await;
+    let evs = reply(&s, chat).await;
+    let finished = evs
+        .iter()
+        .find(|e| e.event == "finished")
+        .expect("finished")
+        .json();
+    assert_eq!(finished["text"], "You rolled a 4.", "{finished}");
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    let offered = |i: usize| -> Vec<String> {
+        reqs[i].body["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        offered(0).contains(&"extension_tool_search".to_owned())
+            && !offered(0).contains(&"roll_dice".to_owned()),
+        "first the search, not the tool: {:?}",
+        offered(0)
+    );
+    let found = reqs[1].body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(found.contains("roll_dice"), "the search found it: {found}");
+    assert!(
+        offered(1).contains(&"roll_dice".to_owned()),
+        "then the tool itself: {:?}",
+        offered(1)
+    );
+    let result = reqs[2].body["messages"]
+        .as_array()
+        .and_then(|m| {
+            m.iter()
+                .rfind(|m| m["role"] == "tool")
+                .map(|m| m["content"].to_string())
+        })
+        .unwrap_or_default();
+    assert!(result.contains("rolled"), "{result}");
+}
+
+#[tokio::test]
+async fn the_approval_policy_applies_to_page_tools() {
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("It was refused.")]).await;
+    let mut policy = tavo_tools::ApprovalPolicy::default();
+    policy.remember(None, "roll_dice", tavo_tools::Approval::Deny);
+    policy.save(&s.store).expect("policy");
+    let page = fake_page(&s, chat, false, Behaviour::Answer).await;
+    reply(&s, chat).await;
+    let result = tool_result(&mock);
+    assert!(
+        result.contains("does not allow roll_dice"),
+        "the model is told the user does not allow it: {result}"
+    );
+    drop(s);
+    let seen = page.await.expect("page");
+    assert!(
+        !seen.iter().any(|r| r["method"] == "tool.call"),
+        "a denied tool never reaches the page: {seen:?}"
     );
 }
