@@ -153,3 +153,31 @@ test('a one-character chat shows no group controls', async () => {
   assert.equal(await page.getByRole('button', { name: 'Mute Ann' }).count(), 0);
   await page.close();
 });
+
+test('a new group chat from the chats screen: members in the order ticked, its reply mode, every greeting', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats`);
+  await page.getByRole('button', { name: 'New group chat' }).click();
+  const form = page.getByRole('form', { name: 'New group chat' });
+  const create = form.getByRole('button', { name: 'Create group chat' });
+  await form.getByLabel('Bo').check();
+  assert.equal(await create.isDisabled(), true, 'one member is not a group');
+  await form.getByLabel('Ann').check();
+  await form.getByLabel('Name').fill('Designated tavern');
+  await form.getByLabel('Reply mode').selectOption('designated');
+  await form.getByText('Only the members you address as @name answer.').waitFor();
+  await shot(page, 'group-chat-new');
+  await create.click();
+  await page.waitForURL(/\/chats\/\d+$/);
+  const id = Number(new URL(page.url()).pathname.split('/').pop());
+  const stored = await tavo.api('GET', `/api/library/chat/${id}`);
+  assert.equal(stored.name, 'Designated tavern');
+  assert.equal(stored.replyMode, 'designated');
+  assert.deepEqual(stored.characters.map((/** @type {any} */ c) => c.id), [bo, ann]);
+  await page.getByRole('article', { name: 'Bo' }).getByText('Bo nods.').waitFor();
+  await page.getByRole('article', { name: 'Ann' }).getByText('Ann waves.').waitFor();
+  assert.match((await page.getByRole('combobox', { name: 'Reply as' }).textContent()) ?? '', /Reply mode: designated/);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
