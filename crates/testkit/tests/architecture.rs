@@ -133,19 +133,9 @@ const DEBTS: &[(&str, &str, &str)] = &[
         "list/show/delete/settings/var/connection commands open the store directly",
     ),
     (
-        "tavo",
-        "tavo-web",
-        "`tavo fetch` keeps its cursor cache across processes in cmd/web.rs",
-    ),
-    (
         "tavo-server",
         "tavo-store",
         "AppState holds the Store for the asset, media and message routes",
-    ),
-    (
-        "tavo",
-        "tavo-formats",
-        "`tavo export` names tavo_formats::ExportFormat",
     ),
 ];
 

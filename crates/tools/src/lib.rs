@@ -24,6 +24,8 @@
 //! - [`greetings`]: the greetings a new chat starts with (every member's in a group chat).
 //! - [`group`]: group chats' muted members.
 //! - [`ops`]: the built-in operations, one module per namespace.
+//! - [`web`], [`web_session`]: the web tools per reply, and for a door without a reply (a
+//!   fetch cache kept in a file between calls, the saved search APIs).
 //! - [`mcp`]: Tavo's MCP tool set and resources (names, search arguments, write safety), thin
 //!   doors onto the same operations; the protocol itself is the server's.
 
@@ -56,6 +58,7 @@ pub mod search_apis;
 pub mod theme_store;
 pub mod validate;
 pub mod web;
+pub mod web_session;
 
 use std::sync::Arc;
 

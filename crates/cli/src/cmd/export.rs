@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use tavo_formats::ExportFormat;
 use tavo_model::AssetKind;
-use tavo_tools::ErrorCode;
-use tavo_tools::library::export_asset;
+use tavo_tools::library::{export_asset, export_format_for};
+use tavo_tools::{ErrorCode, ToolError};
 
 use crate::context::Context;
 use crate::library::{open_store, parse_kind};
@@ -26,29 +25,33 @@ pub struct ExportArgs {
     /// The asset's id.
     pub id: i64,
     /// The file format (see above); without it, the kind's default.
-    #[arg(long, short = 'f', value_parser = parse_format)]
-    pub format: Option<ExportFormat>,
+    #[arg(long, short = 'f')]
+    pub format: Option<String>,
     /// Where to write; `-` writes to stdout.
     #[arg(long = "output", short = 'o', value_name = "FILE")]
     pub output: PathBuf,
 }
 
-fn parse_format(value: &str) -> Result<ExportFormat, String> {
-    value.parse()
+/// The operation's refusal on stderr; a format the kind does not support (or an unknown
+/// one) is a usage error.
+fn refused(err: &ToolError) -> ExitCode {
+    eprintln!("error: {}", err.message);
+    match err.code {
+        ErrorCode::InvalidArguments => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    }
 }
 
 pub fn run(args: ExportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
+    // The format is checked against the kind before the library is opened.
+    let format = match export_format_for(args.kind, args.format.as_deref()) {
+        Ok(format) => format,
+        Err(err) => return Ok(refused(&err)),
+    };
     let store = open_store(ctx)?;
-    let exported = match export_asset(&store, args.kind, args.id, args.format) {
+    let exported = match export_asset(&store, args.kind, args.id, Some(format)) {
         Ok(exported) => exported,
-        Err(err) => {
-            eprintln!("error: {}", err.message);
-            return Ok(match err.code {
-                // A format the kind does not support is a usage error.
-                ErrorCode::InvalidArguments => ExitCode::from(2),
-                _ => ExitCode::FAILURE,
-            });
-        }
+        Err(err) => return Ok(refused(&err)),
     };
     if args.output.as_os_str() == "-" {
         std::io::stdout().lock().write_all(&exported.bytes)?;

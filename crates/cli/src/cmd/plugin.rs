@@ -166,11 +166,11 @@ fn install(
 ) -> anyhow::Result<ExitCode> {
     let name = file.display().to_string();
     let bytes = match std::fs::metadata(file) {
-        Ok(meta) if meta.len() as usize > tavo_formats::plugin::MAX_PACKAGE_BYTES => {
+        Ok(meta) if meta.len() as usize > plugins::MAX_PACKAGE_BYTES => {
             eprintln!(
                 "{name}: the package is {} bytes, more than the {}-byte limit",
                 meta.len(),
-                tavo_formats::plugin::MAX_PACKAGE_BYTES
+                plugins::MAX_PACKAGE_BYTES
             );
             return Ok(ExitCode::FAILURE);
         }

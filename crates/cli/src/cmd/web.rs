@@ -1,26 +1,20 @@
-//! `tavo fetch`, `tavo search` and `tavo search-api`: the web tools from a terminal.
+//! `tavo fetch`, `tavo search` and `tavo search-api`: the web tools from a terminal, through
+//! [`tavo_tools::web_session`].
 //!
-//! `fetch` prints exactly what the model receives. A reply's cursor cache lives in memory; a
-//! terminal has no reply, so the CLI keeps the cache in `<data-dir>/cache/web-fetch.json` for
-//! 30 minutes, which makes `tavo fetch --cursor C` work across invocations with the same
-//! semantics (no re-download, evicted or stale cursors fail, foreign cursors are invalid).
+//! `fetch` prints exactly what the model receives. A terminal has no reply to hold the cursor
+//! cache, so it lives in `<data-dir>/cache/web-fetch.json` for 30 minutes, which makes
+//! `tavo fetch --cursor C` work across invocations with the same semantics (no re-download,
+//! evicted or stale cursors fail, foreign cursors are invalid).
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
-use serde::{Deserialize, Serialize};
-use tavo_web::search::{SearchApi, SearchArgs, SearchDepth, SearchSettings, TavilyClient};
-use tavo_web::{FetchArgs, FetchCache, FetchError, FetchRequest, WebFetcher};
+use tavo_tools::search_apis;
+use tavo_tools::web_session::{self, FetchInput, NewSearchApi};
 
 use crate::context::Context;
 use crate::library::open_store;
-
-/// How long the CLI's fetch cache (and so its cursors) stays valid.
-const CLI_CACHE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// Hidden: points `tavo search` at a local Tavily mock (loopback addresses only).
 const TAVILY_URL_ENV: &str = "TAVO_TAVILY_BASE_URL";
@@ -151,42 +145,33 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn fetch(cmd: FetchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
-    let args = match cmd.cursor {
-        Some(cursor) => FetchArgs::Cursor(cursor),
-        None => {
-            let url = cmd.url.ok_or_else(|| anyhow!("give a URL or --cursor"))?;
-            let headers = cmd
+    let input = match cmd.cursor {
+        Some(cursor) => FetchInput {
+            cursor: Some(cursor),
+            ..FetchInput::default()
+        },
+        None => FetchInput {
+            url: Some(cmd.url.ok_or_else(|| anyhow!("give a URL or --cursor"))?),
+            headers: cmd
                 .headers
                 .iter()
                 .map(|h| parse_header(h))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            FetchArgs::Url(FetchRequest { url, headers })
-        }
+                .collect::<anyhow::Result<Vec<_>>>()?,
+            cursor: None,
+        },
     };
-    let fetcher = WebFetcher::new(tavo_tools::web::load_fetch_policy(&open_store(ctx)?))?;
+    let store = open_store(ctx)?;
     let cache_path = ctx.data_dir().join("cache").join("web-fetch.json");
-    let (cache, stale) = load_cache(&cache_path, &fetcher);
-    let is_cursor = matches!(args, FetchArgs::Cursor(_));
-    if let (true, FetchArgs::Cursor(cursor)) = (stale, &args) {
-        // A cursor of the stale cache has expired; anything else was never valid.
-        return Err(report(match cache.page(cursor) {
-            Ok(_) | Err(FetchError::CursorExpired) => FetchError::CursorExpired,
-            Err(other) => other,
-        }));
+    let session = runtime()?.block_on(web_session::fetch_with_saved_cache(
+        &store,
+        &cache_path,
+        input,
+    ))?;
+    if let Some(warning) = &session.save_warning {
+        eprintln!("warning: {warning}");
     }
-    let cache = if stale { fetcher.new_cache() } else { cache };
-    let cache = Mutex::new(cache);
-    let fetched = runtime()?.block_on(tavo_tools::web::fetch_page(&fetcher, &cache, args));
-    let fetched = fetched.map_err(report)?;
+    let fetched = &session.fetched;
     let result = &fetched.page;
-    if !is_cursor && result.next_cursor.is_some() {
-        let cache = cache
-            .into_inner()
-            .map_err(|_| anyhow!("the fetch cache lock was poisoned"))?;
-        if let Err(e) = save_cache(&cache_path, &cache) {
-            eprintln!("warning: could not save the page cache ({e:#}); --cursor will not work");
-        }
-    }
     if cmd.json {
         // The model's JSON, `contentBytes` included.
         println!("{}", serde_json::to_string_pretty(&fetched.to_json())?);
@@ -205,10 +190,6 @@ fn fetch(cmd: FetchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(err: FetchError) -> anyhow::Error {
-    anyhow!("{} ({})", err, err.code())
-}
-
 fn parse_header(raw: &str) -> anyhow::Result<(String, String)> {
     let (name, value) = raw
         .split_once(':')
@@ -218,73 +199,6 @@ fn parse_header(raw: &str) -> anyhow::Result<(String, String)> {
         bail!("--header: the header name is empty; write it as 'Name: value'");
     }
     Ok((name.to_string(), value.trim().to_string()))
-}
-
-/// The on-disk CLI cache: a reply's cache plus when it was saved.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SavedCache {
-    saved_at_ms: u64,
-    cache: FetchCache,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// The saved cache and whether it is stale; a fresh cache when none is readable.
-fn load_cache(path: &Path, fetcher: &WebFetcher) -> (FetchCache, bool) {
-    let saved = std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<SavedCache>(&bytes).ok());
-    match saved {
-        Some(saved) => {
-            let age = now_ms().saturating_sub(saved.saved_at_ms);
-            (saved.cache, u128::from(age) > CLI_CACHE_TTL.as_millis())
-        }
-        None => (fetcher.new_cache(), false),
-    }
-}
-
-fn save_cache(path: &Path, cache: &FetchCache) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp: PathBuf = path.with_extension("json.tmp");
-    let saved = SavedCache {
-        saved_at_ms: now_ms(),
-        cache: cache.clone(),
-    };
-    std::fs::write(&tmp, serde_json::to_vec(&saved)?)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-fn load_settings(ctx: &Context) -> anyhow::Result<SearchSettings> {
-    let store = open_store(ctx)?;
-    let value = store.setting_get(SearchSettings::SETTINGS_KEY)?;
-    let mut settings: SearchSettings = match value {
-        Some(v) => serde_json::from_value(v).with_context(|| {
-            format!(
-                "the saved setting {} is not valid",
-                SearchSettings::SETTINGS_KEY
-            )
-        })?,
-        None => SearchSettings::default(),
-    };
-    settings.normalise();
-    Ok(settings)
-}
-
-fn save_settings(ctx: &Context, settings: &SearchSettings) -> anyhow::Result<()> {
-    let store = open_store(ctx)?;
-    store.setting_set(
-        SearchSettings::SETTINGS_KEY,
-        &serde_json::to_value(settings)?,
-    )?;
-    Ok(())
 }
 
 fn search(cmd: SearchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
@@ -306,21 +220,13 @@ fn search(cmd: SearchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
             obj.insert("exclude_domains".into(), cmd.exclude_domains.clone().into());
         }
     }
-    let args = SearchArgs::from_json(&json_args).map_err(|e| anyhow!("{e} ({})", e.code()))?;
-    let settings = load_settings(ctx)?;
-    let Some(api) = settings.runnable() else {
-        bail!(
-            "no complete default search API; add one with `tavo search-api add --name NAME --api-key-env VAR` (search_not_configured)"
-        );
-    };
-    let client = match std::env::var(TAVILY_URL_ENV) {
-        Ok(url) if !url.is_empty() => TavilyClient::with_loopback_base_url(&url),
-        _ => TavilyClient::new(),
-    }
-    .map_err(|e| anyhow!("{e}"))?;
-    let output = runtime()?
-        .block_on(client.search(api, &args))
-        .map_err(|e| anyhow!("{e} ({})", e.code()))?;
+    let store = open_store(ctx)?;
+    let mock = std::env::var(TAVILY_URL_ENV).ok().filter(|u| !u.is_empty());
+    let output = runtime()?.block_on(web_session::search_with_saved_api(
+        &store,
+        &json_args,
+        mock.as_deref(),
+    ))?;
     if cmd.json {
         println!("{}", serde_json::to_string_pretty(&output)?);
     } else {
@@ -341,7 +247,7 @@ fn search(cmd: SearchCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
 }
 
 fn search_api(cmd: SearchApiCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
-    let mut settings = load_settings(ctx)?;
+    let store = open_store(ctx)?;
     match cmd {
         SearchApiCmd::Add(add) => {
             let api_key = match (&add.api_key, &add.api_key_env) {
@@ -354,25 +260,18 @@ fn search_api(cmd: SearchApiCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
                     .to_string(),
                 (None, None) => String::new(),
             };
-            let depth = SearchDepth::parse(&add.depth).ok_or_else(|| {
-                anyhow!(
-                    "--depth {:?}: use basic, advanced, fast or ultra-fast",
-                    add.depth
-                )
-            })?;
-            let id = add.id.clone().unwrap_or_else(|| settings.next_id());
-            let api = SearchApi {
-                search_depth: depth,
-                chunks_per_source: add.chunks,
-                max_results: add.max_results,
-                ..SearchApi::tavily(id.clone(), add.name.clone(), api_key)
-            };
-            let complete = api.is_complete();
-            settings.save(api).map_err(|e| anyhow!("{e}"))?;
-            if add.default {
-                settings.set_default(&id).map_err(|e| anyhow!("{e}"))?;
-            }
-            save_settings(ctx, &settings)?;
+            let (id, complete) = web_session::add_search_api(
+                &store,
+                NewSearchApi {
+                    name: add.name,
+                    id: add.id,
+                    api_key,
+                    depth: add.depth,
+                    chunks: add.chunks,
+                    max_results: add.max_results,
+                    default: add.default,
+                },
+            )?;
             if !complete {
                 eprintln!("note: saved without an API key; it cannot run until a key is added");
             }
@@ -380,25 +279,10 @@ fn search_api(cmd: SearchApiCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
         }
         SearchApiCmd::List { json } => {
             if json {
-                let apis: Vec<serde_json::Value> = settings
-                    .apis
-                    .iter()
-                    .map(|a| {
-                        serde_json::json!({
-                            "id": a.id,
-                            "name": a.name,
-                            "provider": a.provider,
-                            "searchDepth": a.search_depth,
-                            "chunksPerSource": a.chunks_per_source,
-                            "maxResults": a.max_results,
-                            "complete": a.is_complete(),
-                            "apiKey": a.masked_key(),
-                        })
-                    })
-                    .collect();
-                let out = serde_json::json!({ "defaultId": settings.default_id, "apis": apis });
+                let out = search_apis::list(&store);
                 println!("{}", serde_json::to_string_pretty(&out)?);
             } else {
+                let settings = tavo_tools::web::load_search_settings(&store);
                 for a in &settings.apis {
                     let mark = if settings.default_id.as_deref() == Some(a.id.as_str()) {
                         "*"
@@ -425,12 +309,10 @@ fn search_api(cmd: SearchApiCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
         }
         SearchApiCmd::Remove { id } => {
-            settings.remove(&id).map_err(|e| anyhow!("{e}"))?;
-            save_settings(ctx, &settings)?;
+            search_apis::remove(&store, &id).map_err(|e| anyhow!(e.message))?;
         }
         SearchApiCmd::Default { id } => {
-            settings.set_default(&id).map_err(|e| anyhow!("{e}"))?;
-            save_settings(ctx, &settings)?;
+            search_apis::set_default(&store, &id).map_err(|e| anyhow!(e.message))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -439,7 +321,6 @@ fn search_api(cmd: SearchApiCmd, ctx: &Context) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tavo_web::search::{TimeRange, Topic};
 
     #[test]
     fn header_flags_split_on_the_first_colon() {
@@ -447,16 +328,5 @@ mod tests {
         assert_eq!(parsed, Some(("Authorization".into(), "Bearer a:b".into())));
         assert!(parse_header("no colon").is_err());
         assert!(parse_header(": v").is_err());
-    }
-
-    #[test]
-    fn topic_and_range_parsing_lives_in_the_library() {
-        // The CLI passes strings through; the library's validation is the single source.
-        let args = SearchArgs::from_json(
-            &serde_json::json!({"query": "q", "topic": "news", "time_range": "week"}),
-        );
-        let args = args.ok();
-        assert_eq!(args.as_ref().and_then(|a| a.topic), Some(Topic::News));
-        assert_eq!(args.and_then(|a| a.time_range), Some(TimeRange::Week));
     }
 }
