@@ -181,3 +181,25 @@ test('a new group chat from the chats screen: members in the order ticked, its r
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('phone width: the group chat, its panel and the MCP settings fit 360 px', async () => {
+  const page = await browser.context.newPage();
+  await page.setViewportSize({ width: 360, height: 740 });
+  /** @param {string} name */
+  const fits = async (name) => {
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 360, `${name} is ${width} px wide at a 360 px viewport`);
+    await shot(page, 'phone-' + name);
+  };
+  await page.goto(`${tavo.url}/chats/${chat}`);
+  await page.getByRole('combobox', { name: 'Reply as' }).waitFor();
+  await fits('group-chat');
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  await page.getByRole('button', { name: 'Mute Bo' }).waitFor();
+  await fits('group-chat-panel');
+  await page.goto(`${tavo.url}/settings`);
+  await page.getByRole('button', { name: 'Add MCP server' }).click();
+  await page.getByRole('form', { name: 'New MCP server' }).scrollIntoViewIfNeeded();
+  await fits('settings-mcp');
+  await page.close();
+});
