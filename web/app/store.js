@@ -175,6 +175,27 @@ export const libraryTick = signal(0);
 /** Other modules' listeners of `library` events (the plugins' runtime list). @type {Set<(data: any) => void>} */
 export const libraryListeners = new Set();
 
+// ---- text-to-speech: the server synthesizes and publishes `tts` events; TtsPlayer.js plays ----
+
+/** Listeners of `tts` events (`{chatId, action: 'play'|'stop', url?, queue?}`). @type {Set<(data: any) => void>} */
+export const ttsListeners = new Set();
+/** Listeners of `reply` status events (the player's auto-play). @type {Set<(data: any) => void>} */
+export const replyListeners = new Set();
+/** The open chat's speech: the URL playing, what waits (the chat's one shared queue), the last URL played. */
+export const tts = {
+  playing: signal(/** @type {string|null} */ (null)),
+  queue: signal(/** @type {string[]} */ ([])),
+  last: signal(/** @type {string|null} */ (null)),
+};
+/** Speaks in a chat (`{text?, messageId?, voice?, queue?, applyPlaybackRules?}`) → `{playing, reason?, audio?}`. @param {number} chatId @param {any} body */
+export function speak(chatId, body) {
+  return post(`/api/chats/${chatId}/tts/play`, body);
+}
+/** Stops the chat's speech in every open page. @param {number} chatId */
+export function stopSpeaking(chatId) {
+  return post(`/api/chats/${chatId}/tts/stop`, {});
+}
+
 let globalAbort = /** @type {AbortController | null} */ (null);
 
 function startGlobalEvents() {
@@ -194,6 +215,7 @@ function startGlobalEvents() {
     onEvent(ev) {
       if (ev.event === 'reply') {
         const d = ev.data;
+        for (const f of replyListeners) f(d);
         const next = { ...liveReplies.value };
         if (d.status === 'running' || d.status === 'waiting') {
           next[d.chatId] = { replyId: d.replyId, status: d.status, pendingId: d.pendingId };
@@ -204,6 +226,8 @@ function startGlobalEvents() {
         for (const f of libraryListeners) f(ev.data);
         if (ev.data.kind === 'character') loadCharacters();
         if (ev.data.kind === 'setting') loadRendering();
+      } else if (ev.event === 'tts') {
+        for (const f of ttsListeners) f(ev.data);
       } else if (ev.event === 'reload') {
         libraryTick.value++;
       }

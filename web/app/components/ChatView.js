@@ -12,6 +12,7 @@ import { AskUserForm } from './AskUserForm.js';
 import { ChatPanel } from './ChatPanel.js';
 import { PluginHost } from './PluginHost.js';
 import { PluginMount } from './PluginMount.js';
+import { TtsPlayer } from './TtsPlayer.js';
 import { loadRuntimePlugins, pluginsTick } from '../plugins/store.js';
 
 /** @param {{id: number}} props */
@@ -43,6 +44,7 @@ export function ChatView({ id }) {
     ${reply && reply.error.value ? html`<p class="reply-error error" role="alert">${reply.error.value}</p>` : null}
     ${reply && reply.warnings.value.length ? html`<p class="reply-warning muted" role="status">${reply.warnings.value.join(' · ')}</p>` : null}
     ${pending && pending.interaction === 'question' ? html`<${AskUserForm} pending=${pending} />` : null}
+    <${TtsPlayer} chatId=${id} />
     <${Composer} disabled=${!chat} />
     ${pending && pending.interaction === 'confirmation' ? html`<${ConfirmDialog} pending=${pending} />` : null}
   </section>`;

@@ -9,6 +9,7 @@ import { Avatar } from './Avatar.js';
 import { ToolCard } from './ToolCard.js';
 import { BubbleContent } from './BubbleContent.js';
 import { PluginMount } from './PluginMount.js';
+import { SpeakButton } from './TtsPlayer.js';
 
 /** @param {import('../store.js').Message} m */
 function speaker(m) {
@@ -70,6 +71,7 @@ export function MessageItem({ message: m, isLast }) {
         <button type="button" class="small" onClick=${() => act(() => navigator.clipboard.writeText(m.content))}>Copy</button>
         <button type="button" class="small" disabled=${translating || !m.content.trim()}
           onClick=${() => { setTranslating(true); act(() => translateMessage(m)).finally(() => setTranslating(false)); }}>${translating ? 'Translating…' : 'Translate'}</button>
+        <${SpeakButton} message=${m} />
         <button type="button" class="small" disabled=${busy} onClick=${() => { setText(m.content); setEditing(true); }}>Edit</button>
         <button type="button" class="small" disabled=${busy} onClick=${() => act(() => editMessage(m, { hidden: !m.hidden }))}>${m.hidden ? 'Unhide' : 'Hide'}</button>
         <button type="button" class="small danger" disabled=${busy} onClick=${() => { if (confirm('Delete this message?')) act(() => deleteMessage(m)); }}>Delete</button>

@@ -8,6 +8,7 @@ import { connections, loadConnections, saveConnection, removeConnection, makeDef
 import { ConnectionForm } from './ConnectionForm.js';
 import { McpPanel } from './McpPanel.js';
 import { SearchApiPanel } from './SearchApiPanel.js';
+import { VoiceSettings } from './VoiceSettings.js';
 
 export function Settings() {
   const [editing, setEditing] = useState(/** @type {any} */ (null));
@@ -69,6 +70,7 @@ export function Settings() {
     </section>
     <${ToolSettings} />
     <${SearchApiPanel} />
+    <${VoiceSettings} />
     <section aria-labelledby="plugins-link-title">
       <h2 id="plugins-link-title">Plugins</h2>
       <p><a class="button" href="/settings/plugins" onClick=${link}>Manage plugins</a>

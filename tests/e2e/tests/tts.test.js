@@ -1,0 +1,127 @@
+// Text-to-speech in the app (issue 19 item 4, voice): a message's "Speak" button asks the
+// server to speak it (its speaker's binding, the playback rules), the server synthesizes on a
+// mock OpenAI-compatible /v1/audio/speech and publishes a `tts` event, and the open chat's
+// player gets it and plays the audio the server serves; Settings → Voice edits the switches.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+
+/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
+/** @type {import('node:http').Server} */ let mock;
+/** @type {any[]} */ const seen = [];
+let chatId = 0;
+
+/** 0.1 s of silence, 8 kHz mono 16-bit: audio every browser decodes. */
+function wav() {
+  const samples = 800;
+  const b = Buffer.alloc(44 + samples * 2);
+  b.write('RIFF', 0);
+  b.writeUInt32LE(36 + samples * 2, 4);
+  b.write('WAVEfmt ', 8);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(8000, 24);
+  b.writeUInt32LE(16000, 28);
+  b.writeUInt16LE(2, 32);
+  b.writeUInt16LE(16, 34);
+  b.write('data', 36);
+  b.writeUInt32LE(samples * 2, 40);
+  return b;
+}
+
+before(async () => {
+  mock = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      seen.push({ path: req.url, auth: req.headers.authorization, body: JSON.parse(body || 'null') });
+      if (req.url !== '/v1/audio/speech') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no"}}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav());
+    });
+  });
+  await new Promise((r) => mock.listen(0, '127.0.0.1', () => r(null)));
+  const port = /** @type {any} */ (mock.address()).port;
+  tavo = await startTavo();
+  await tavo.api('POST', '/api/tts/connections', {
+    name: 'speech', platform: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'tts-1',
+    apiKey: 'sk-voice-secret-0123456789', options: { responseFormat: 'wav' },
+  });
+  const mira = (await tavo.api('POST', '/api/library/character', { name: 'Mira', firstMes: '*smiles* "Welcome back." <status>hp 10</status>' })).id;
+  await tavo.api('PUT', `/api/tts/bindings/characters/${mira}`, { voice: 'nova' });
+  chatId = (await tavo.api('POST', '/api/chats', { characters: [mira] })).id;
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await tavo?.stop();
+  mock?.close();
+});
+
+test('Speak asks the server for audio and the player gets the tts event', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  const greeting = page.getByRole('article', { name: 'Mira' }).first();
+  await greeting.waitFor();
+  await greeting.getByRole('button', { name: 'Speak' }).click();
+  const player = page.locator('.tts-player');
+  await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
+  const url = await player.getAttribute('data-last-url');
+  assert.match(url || '', /^\/api\/tts\/audio\/[0-9a-f]{64}\.wav$/);
+  // The server spoke the message in the speaker's bound voice, after the playback rules
+  // (narration on, quote marks and <tag> content left out by default).
+  assert.equal(seen.length, 1, JSON.stringify(seen));
+  assert.equal(seen[0].body.voice, 'nova');
+  assert.equal(seen[0].body.input, 'smiles Welcome back.');
+  assert.equal(seen[0].auth, 'Bearer sk-voice-secret-0123456789');
+  // The player plays what the server serves.
+  const audioSrc = await page.locator('.tts-player audio').evaluate((a) => /** @type {HTMLAudioElement} */ (a).currentSrc || a.getAttribute('src') || '');
+  assert.ok(audioSrc === '' || audioSrc.endsWith(url || '-'), audioSrc);
+  const served = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get('content-type')]; }, url);
+  assert.deepEqual(served, [200, 'audio/wav']);
+  // A stop from anywhere (here the API, as tavo.tts.stop() does) reaches the player.
+  await page.evaluate(() => { const a = document.querySelector('.tts-player audio'); if (a) a.setAttribute('data-before-stop', '1'); });
+  await tavo.api('POST', `/api/chats/${chatId}/tts/stop`, {});
+  await page.waitForFunction(() => document.querySelector('.tts-player')?.getAttribute('data-playing') === 'false');
+  // Speaking again is served from the TTS cache: no second provider request.
+  await greeting.getByRole('button', { name: 'Speak' }).click();
+  await page.waitForFunction(() => document.querySelector('.tts-player')?.getAttribute('data-playing') === 'true' || document.querySelector('.tts-player')?.getAttribute('data-last-url'));
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(seen.length, 1, 'cached');
+  await shot(page, 'tts-speak');
+  assert.ok(!(await page.content()).includes('sk-voice-secret-0123456789'));
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('Settings → Voice: connections listed with masked keys, switches and rules saved by the server', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/settings`);
+  const voice = page.getByRole('region', { name: 'Voice' });
+  await voice.getByRole('list', { name: 'Voice connections' }).getByText(/openai · tts-1/).waitFor();
+  assert.ok(!(await page.content()).includes('sk-voice-secret-0123456789'), 'the key is masked');
+  await voice.getByLabel('Only play quotes').check();
+  await page.waitForFunction(async () => (await (await fetch('/api/tts/settings')).json()).onlyQuotes === true);
+  await voice.getByRole('button', { name: 'Add rule' }).click();
+  await voice.getByLabel('Rule name').fill('broken');
+  await voice.getByLabel('Rule regex').fill('(');
+  await voice.getByRole('button', { name: 'Save rules' }).click();
+  await page.getByText(/rules\[0\]\.regex/).first().waitFor();
+  await voice.getByLabel('Rule regex').fill('/\\[OOC.*?\\]/i');
+  await voice.getByRole('button', { name: 'Save rules' }).click();
+  await page.waitForFunction(async () => (await (await fetch('/api/tts/settings')).json()).rules.length === 1);
+  const s = await tavo.api('GET', '/api/tts/settings');
+  assert.deepEqual(s.rules, [{ name: 'broken', regex: '/\\[OOC.*?\\]/i', mode: 'exclude', enabled: true }]);
+  await voice.scrollIntoViewIfNeeded();
+  await shot(page, 'settings-voice');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
