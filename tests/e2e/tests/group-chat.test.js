@@ -25,6 +25,8 @@ before(async () => {
       { text: 'Ann alone this time.' },
       { text: 'Bo speaks, though muted.' },
       { text: 'Ann speaks unasked.' },
+      { text: 'Ann once more, slowly, while you look elsewhere.', ...SLOW },
+      { text: 'Bo once more, slowly, as you come back.', ...SLOW },
     ],
     repeatLast: true,
   });
@@ -201,5 +203,32 @@ test('phone width: the group chat, its panel and the MCP settings fit 360 px', a
   await page.getByRole('button', { name: 'Add MCP server' }).click();
   await page.getByRole('form', { name: 'New MCP server' }).scrollIntoViewIfNeeded();
   await fits('settings-mcp');
+  await page.close();
+});
+
+test('leaving a group reply mid-stream and coming back: each member once, in its own message', async () => {
+  const other = (await tavo.api('POST', '/api/chats', { characters: [ann], name: 'Elsewhere' })).id;
+  assert.equal((await tavo.api('GET', `/api/library/chat/${chat}`)).replyMode, 'all');
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chat}`);
+  const n = (await answers()).length;
+  await page.getByRole('textbox', { name: 'Message' }).fill('Once more, both.');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('article.message.streaming').getByText(/Ann once/).waitFor({ timeout: 15000 });
+  await page.goto(`${tavo.url}/chats/${other}`);
+  await page.getByRole('textbox', { name: 'Message' }).waitFor();
+  await page.waitForTimeout(1500);
+  await page.goto(`${tavo.url}/chats/${chat}`);
+  await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30000 });
+  await page.getByRole('article', { name: 'Bo' }).filter({ hasText: 'as you come back.' }).waitFor();
+  const text = (await page.locator('.messages').textContent()) ?? '';
+  assert.equal(text.split('Ann once more, slowly').length - 1, 1, 'Ann’s answer shown once');
+  assert.equal(text.split('Bo once more, slowly').length - 1, 1, 'Bo’s answer shown once');
+  const got = (await answers()).slice(n);
+  assert.deepEqual(got.map(([c]) => c), [ann, bo]);
+  assert.equal(got[0][1], 'Ann once more, slowly, while you look elsewhere.');
+  assert.equal(got[1][1], 'Bo once more, slowly, as you come back.');
+  assert.deepEqual(errors, []);
   await page.close();
 });
