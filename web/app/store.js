@@ -652,8 +652,8 @@ async function finish(r) {
   liveReplies.value = next;
 }
 
-/** Attaches the open chat to its live reply, if it has one (after a switch or a reload). @param {number} chatId */
-async function resumeReply(chatId) {
+/** Attaches the open chat to its live reply, if it has one (after a switch or a reload; a bubble's /trigger). @param {number} chatId */
+export async function resumeReply(chatId) {
   const known = replies.get(chatId);
   if (known) {
     currentReply.value = known;

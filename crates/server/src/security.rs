@@ -5,7 +5,8 @@
 //!   127.0.0.1 sends `Host: evil.example`; only `localhost`, IP literals and configured names
 //!   pass.
 //! - **Authentication**: with a token configured, every route except `GET /api/health`, the
-//!   login route and the browser app's files (GET outside `/api/`) needs
+//!   login route, the browser app's files (GET outside `/api/`) and signed file URLs
+//!   (`GET /api/signed/…`, checked by their handler) needs
 //!   `Authorization: Bearer <token>` or the session cookie the login route sets (HttpOnly,
 //!   SameSite=Strict, holding a digest of the token, not the token).
 //! - **CSRF**: a request that changes state must carry the bearer header or the custom header
@@ -153,9 +154,14 @@ impl Guard {
         }
         let app_file =
             matches!(*method, Method::GET | Method::HEAD) && crate::static_app::is_app_path(path);
+        // A signed file URL (`routes/signed_files.rs`) is its own credential, made for a
+        // bubble's `<img>`/`<audio>` (an opaque origin): its handler checks the signature.
+        let signed = matches!(*method, Method::GET | Method::HEAD)
+            && path.starts_with(crate::routes::signed_files::PREFIX);
         // A sandboxed frame (a bubble's script, a plugin) has an opaque origin and reaches the
         // library only through the app's bridge, never by calling the API itself.
         if !app_file
+            && !signed
             && headers
                 .get(header::ORIGIN)
                 .is_some_and(|o| o.as_bytes() == b"null")
@@ -187,7 +193,7 @@ impl Guard {
         }
         // The browser app's files (everything outside /api/) are public: the login screen must
         // load before the token is known. They hold nothing of the library.
-        let public = app_file || PUBLIC.iter().any(|(m, p)| *m == method && *p == path);
+        let public = app_file || signed || PUBLIC.iter().any(|(m, p)| *m == method && *p == path);
         let bearer = self.bearer_ok(headers);
         if bearer == Some(false) {
             return Err(unauthorized("the bearer token is wrong"));

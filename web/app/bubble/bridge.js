@@ -7,13 +7,15 @@
 // before a destructive call.
 
 import { get, post, op, ApiError } from '../api.js';
-import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble } from '../store.js';
+import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble, resumeReply } from '../store.js';
+import { runSlash } from './slash.js';
 import { sendInput } from '../plugins/send.js';
 
 /**
  * What the bridge knows of the frame that called.
  * @typedef {{chatId: number, messageId: number, card: {key: string, name: string}, keep: (id: number) => void, varsChanged: () => void,
- *   dialogs: {open: number, cancelled: number}}} Caller
+ *   refreshVars?: () => Promise<void>, fileSaved?: (scope: string, name: string) => Promise<void>, dialogs: {open: number, cancelled: number}}} Caller
+ *   `refreshVars` sends the calling frame a fresh variable snapshot (before its call's answer).
  *   `dialogs` is the frame's: one question of its own at a time, and none after three it had cancelled.
  */
 
@@ -241,8 +243,22 @@ def('memory.extract', (c) => strict(call(c, 'tavo_memory_extract', {}), (r) => r
 /** @param {any} o @param {string[]} keys */
 const options = (o, keys) => (o && typeof o === 'object' ? defined(Object.fromEntries(keys.map((k) => [k, o[k]]))) : undefined);
 
-def('file.save', (c, [name, content, opts]) =>
-  strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: String(content ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.path));
+/** Tells the frame the signed URL of a file it just stored (`tavo.file.url` is synchronous). @param {Caller} c @param {any} path */
+async function saved(c, path) {
+  const m = /^files\/(chat|global)\/(.+)$/.exec(String(path || ''));
+  if (m && c.fileSaved) await c.fileSaved(m[1], m[2]);
+  return path;
+}
+/** The seed's auto-detection when no encoding is given: a `data:` URL is decoded, anything else is text. @param {string} content @param {any} opts */
+function saveOptions(content, opts) {
+  const o = options(opts, ['scope', 'encoding']) || {};
+  if (o.encoding === undefined && /^data:[^,]*,/i.test(content)) o.encoding = 'dataUrl';
+  return Object.keys(o).length ? o : undefined;
+}
+def('file.save', async (c, [name, content, opts]) => {
+  const text = String(content ?? '');
+  return saved(c, await strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: text, options: saveOptions(text, opts) })), (r) => r.path));
+});
 def('file.load', (c, [name, opts]) =>
   soft(call(c, 'tavo_file_load', defined({ name: String(name ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.content, null));
 def('file.delete', async (c, [name, opts]) => {
@@ -293,6 +309,58 @@ def('generate', async (c, [prompt, opts]) => {
     // The seed: a chat without a usable API throws (scripts catch it).
     throw new Error(e instanceof Error ? e.message : String(e));
   }
+});
+
+// ---- SillyTavern compatibility: triggerSlash and the TavernHelper shim's reads ----------------
+
+/** Runs a method of this table for a caller (slash commands reuse the bridge's own rules). @param {Caller} c @param {string} method @param {any[]} args */
+function invoke(c, method, args) {
+  const f = METHODS.get(method);
+  if (!f) throw new Error(`${method} is not a TavoJS method`);
+  return f(c, args);
+}
+
+def('triggerSlash', async (c, [line]) => {
+  let wrote = false;
+  const env = {
+    /** @param {string} method @param {any[]} args */
+    invoke: (method, args) => {
+      if (method.startsWith('variable.')) wrote = true;
+      return invoke(c, method, args);
+    },
+    vars: () => get(`/api/chats/${c.chatId}/variables`),
+    // SillyTavern's /trigger: a reply to the chat as it is, as sending would start one.
+    trigger: async () => {
+      const r = currentReply.value;
+      if (chatView.id.value === c.chatId && r && r.status.value !== 'finished' && !r.error.value) throw new Error('/trigger: a reply is already running');
+      if (!(await allowed(c, 'start a reply'))) throw new Error('/trigger: the user did not allow this card to start replies');
+      try {
+        await post(`/api/chats/${c.chatId}/replies`, { type: 'normal' });
+      } catch (e) {
+        throw new Error(`/trigger: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      if (chatView.id.value === c.chatId) resumeReply(c.chatId).catch(() => {});
+    },
+  };
+  try {
+    return await runSlash(line, env);
+  } finally {
+    // The frame reads variables synchronously: its snapshot is fresh before the answer.
+    if (wrote && c.refreshVars) await c.refreshVars().catch(() => {});
+  }
+});
+
+/** Messages by floor for the TavernHelper shim: `{id, floor, role, name, content, hidden, characterId}`. */
+def('compat.messages', async (c, [range, filter]) => {
+  const list = await soft(call(c, 'tavo_message_find', defined({ indexRange: range ?? undefined, filter: filter ?? undefined })), (l) => l || [], []);
+  const chat = chatView.id.value === c.chatId ? chatView.chat.value : await soft(call(c, 'tavo_chat_current', {}), (x) => x, null);
+  const names = new Map((chat?.characters || []).map((/** @type {any} */ x) => [x.id, x.name]));
+  const user = chat?.persona?.name || 'User';
+  return list.map((/** @type {any} */ m) => ({
+    ...messageOut(m),
+    floor: m.floor,
+    name: m.role === 'user' ? user : m.role === 'system' ? 'system' : names.get(m.characterId) || '',
+  }));
 });
 
 // ---- utilities ---------------------------------------------------------------------------
@@ -372,4 +440,4 @@ def('app.versionNumber', async () => {
 def('image.generate', async () => { throw new Error('tavo.image.generate is not available in bubbles yet'); });
 def('tts.play', async () => false);
 def('tts.stop', async () => undefined);
-def('triggerSlash', async (_c, [cmd]) => { throw new Error(`triggerSlash: slash commands are not supported yet (${String(cmd ?? '').slice(0, 60)})`); });
+

@@ -3,7 +3,9 @@
 // navigated away). A frame can only talk on its own port; nothing listens to `window`
 // messages, so a forged `postMessage` to the app goes nowhere.
 
-import { get } from '../api.js';
+import { effect } from '@preact/signals';
+import { get, post, op } from '../api.js';
+import { chatView } from '../store.js';
 import { METHODS } from './bridge.js';
 
 /** Calls a frame may make in a burst, and per second after it. */
@@ -13,6 +15,9 @@ export const PER_SECOND = 20;
 export const FLOOD = 400;
 /** The largest call a frame may send (its JSON), in characters. */
 export const MAX_CALL = 4 * 1024 * 1024;
+/** How long the signed file URLs a frame gets live, in seconds, and how often they are renewed. */
+export const SIGNED_TTL = 3600;
+const RENEW_MS = 30 * 60 * 1000;
 /** The tallest a frame grows, in CSS pixels (then it scrolls inside). */
 export const MAX_HEIGHT = 4000;
 
@@ -57,7 +62,12 @@ export class Channel {
     /** @type {number} */
     this.sizeFrame = 0;
     this.pendingHeight = 0;
+    /** The files whose signed URLs the frame holds. @type {{name: string, scope: string}[]} */
+    this.signed = [];
+    /** @type {number} */
+    this.renew = 0;
     this.port.onmessage = (e) => this.receive(e.data);
+    watchMessages();
     this.onLoad = () => this.loaded();
     iframe.addEventListener('load', this.onLoad);
     open.add(this);
@@ -76,8 +86,13 @@ export class Channel {
     }
     if (this.state !== 'blank') return this.stop('the bubble tried to navigate away');
     this.state = 'starting';
-    const vars = await get(`/api/chats/${this.info.chatId}/variables${this.info.messageId ? `?message=${this.info.messageId}` : ''}`).catch(() => null);
+    const [vars, files] = await Promise.all([
+      get(`/api/chats/${this.info.chatId}/variables${this.info.messageId ? `?message=${this.info.messageId}` : ''}`).catch(() => null),
+      this.signStored().catch(() => ({ chat: {}, global: {} })),
+    ]);
     if (this.stopped || !this.iframe.contentWindow) return;
+    // Signed URLs live an hour; the frame gets fresh ones well before.
+    this.renew = window.setInterval(() => this.renewFiles(), RENEW_MS);
     const style = getComputedStyle(this.iframe.parentElement || document.body);
     this.initSent = true;
     this.iframe.contentWindow.postMessage(
@@ -87,6 +102,7 @@ export class Channel {
         chatId: this.info.chatId,
         messageId: this.info.messageId,
         vars,
+        files,
         base: `${location.origin}/api/chats/${this.info.chatId}/`,
         look: { color: style.color, font: style.font, scheme: getComputedStyle(document.documentElement).colorScheme },
         plugin: this.info.plugin,
@@ -141,6 +157,8 @@ export class Channel {
       card: this.info.card,
       keep: () => this.hooks.onKeep(),
       varsChanged: () => varsChanged(this),
+      refreshVars: () => this.refreshVars(),
+      fileSaved: (/** @type {string} */ scope, /** @type {string} */ name) => this.fileSaved(scope, name),
       dialogs: this.dialogs,
     };
     // Variable writes land in the order the script made them: `tavo.set()` then
@@ -206,6 +224,49 @@ export class Channel {
     if (!this.stopped) this.port.postMessage(msg);
   }
 
+  /** Signed URLs (`POST /api/chats/{id}/files/sign`) of `list`, as `{chat: {name: url}, global: {…}}`
+   * with absolute URLs (the frame's own origin is opaque). @param {{name: string, scope: string}[]} list */
+  async sign(list) {
+    /** @type {{chat: Record<string, string>, global: Record<string, string>}} */
+    const out = { chat: {}, global: {} };
+    if (!list.length) return out;
+    const r = await post(`/api/chats/${this.info.chatId}/files/sign`, { files: list.slice(0, 200), ttl: SIGNED_TTL });
+    for (const f of r.urls || []) if (f.scope === 'chat' || f.scope === 'global') out[/** @type {'chat'|'global'} */ (f.scope)][f.name] = location.origin + f.url;
+    return out;
+  }
+
+  /** The chat's and the global stored files (the first page of each), signed for `tavo.file.url`. */
+  async signStored() {
+    /** @type {{name: string, scope: string}[]} */
+    const list = [];
+    for (const scope of ['chat', 'global']) {
+      const page = await op('tavo_file_list', { options: { scope, limit: 100 } }, { chat: this.info.chatId }).catch(() => null);
+      for (const f of (page && page.files) || []) if (f && typeof f.name === 'string') list.push({ name: f.name, scope });
+    }
+    this.signed = list;
+    return this.sign(list);
+  }
+
+  /** A file the frame saved: signed and sent before the save's answer. @param {string} scope @param {string} name */
+  async fileSaved(scope, name) {
+    if (this.stopped) return;
+    if (!this.signed.some((f) => f.name === name && f.scope === scope)) this.signed.push({ name, scope });
+    const files = await this.sign([{ name, scope }]).catch(() => null);
+    if (files && !this.stopped) this.port.postMessage({ type: 'files', files });
+  }
+
+  async renewFiles() {
+    if (this.stopped) return;
+    const files = await this.sign(this.signed).catch(() => null);
+    if (files && !this.stopped) this.port.postMessage({ type: 'files', files });
+  }
+
+  /** Sends this frame a fresh snapshot of its variables. */
+  async refreshVars() {
+    const v = await get(`/api/chats/${this.info.chatId}/variables${this.info.messageId ? `?message=${this.info.messageId}` : ''}`);
+    this.pushVars(v);
+  }
+
   /** @param {any} vars */
   pushVars(vars) {
     if (!this.stopped && vars) this.port.postMessage({ type: 'vars', vars });
@@ -216,6 +277,7 @@ export class Channel {
     if (this.stopped) return;
     this.stopped = true;
     open.delete(this);
+    clearInterval(this.renew);
     this.iframe.removeEventListener('load', this.onLoad);
     this.port.onmessage = null;
     this.port.close();
@@ -248,3 +310,53 @@ function varsChanged(from) {
 
 /** How many frames are open (the benchmark reads it). */
 export const openFrames = () => open.size;
+
+// ---- message events for the frames (the TavernHelper shim's eventOn) -------------------------
+// The open chat's messages as the app holds them, compared after each change: a new user
+// message is `message_sent`, a new character or narrator message `message_received`, a changed
+// text `message_updated` (and `message_edited`), a removed one `message_deleted`, each with the
+// message's floor, as SillyTavern's events carry it. Sent to the chat's running frames.
+
+let watching = false;
+function watchMessages() {
+  if (watching) return;
+  watching = true;
+  /** @type {number|null} */
+  let chat = null;
+  /** @type {Map<number, {floor: number, content: string}>} */
+  let seen = new Map();
+  effect(() => {
+    const id = chatView.id.value;
+    const list = chatView.messages.value;
+    /** @type {Map<number, {floor: number, content: string}>} */
+    const now = new Map();
+    for (const m of list) if (typeof m.id === 'number') now.set(m.id, { floor: m.floor, content: m.content });
+    if (id !== chat) {
+      chat = id;
+      seen = now;
+      return;
+    }
+    /** @type {[string, number][]} */
+    const events = [];
+    for (const [mid, m] of now) {
+      const before = seen.get(mid);
+      const msg = list.find((x) => x.id === mid);
+      if (!before) {
+        // A message that came into view by loading older pages is not new.
+        if (seen.size && m.floor < Math.max(...[...seen.values()].map((x) => x.floor))) continue;
+        if (msg?.role === 'user') events.push(['message_sent', m.floor], ['user_message_rendered', m.floor]);
+        else events.push(['message_received', m.floor], ['character_message_rendered', m.floor]);
+      } else if (before.content !== m.content) events.push(['message_updated', m.floor], ['message_edited', m.floor]);
+    }
+    for (const [mid, m] of seen) if (!now.has(mid) && list.length) {
+      const first = list[0]?.floor ?? 0;
+      if (m.floor >= first) events.push(['message_deleted', m.floor]);
+    }
+    seen = now;
+    if (id == null || !events.length) return;
+    for (const ch of open) {
+      if (ch.info.chatId !== id || ch.stopped) continue;
+      for (const [name, floor] of events) ch.post({ type: 'event', name, args: [floor] });
+    }
+  });
+}

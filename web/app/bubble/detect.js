@@ -23,6 +23,19 @@ function markdown(text) {
   return /** @type {string} */ (marked.parse(text || '', { async: false, gfm: true, breaks: true }));
 }
 
+/** Script and style elements, which Markdown must not touch (a blank line inside a script
+ * after an HTML block would turn the rest of it into paragraphs). */
+const RAW = /<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi;
+
+/** Markdown → HTML with every script and style element kept byte for byte. @param {string} text */
+function markdownKeepingScripts(text) {
+  /** @type {string[]} */
+  const kept = [];
+  const mark = (/** @type {number} */ i) => `TAVORAWBLOCK${i}X`;
+  const masked = text.replace(RAW, (m) => mark(kept.push(m) - 1));
+  return markdown(masked).replace(/TAVORAWBLOCK(\d+)X/g, (m, i) => kept[Number(i)] ?? m);
+}
+
 /**
  * Sanitised HTML + CSS: styles kept (they are scoped to the bubble's shadow root, which is
  * clipped), scripts, handlers, forms, frames, and document-level tags removed.
@@ -66,7 +79,7 @@ function compute(text) {
   }
   if (DOCUMENT.test(text)) return { mode: 'frame', doc: text, before: '', after: '', light: sanitize(text) };
   if (SCRIPTED.test(text)) {
-    const html = markdown(text);
+    const html = markdownKeepingScripts(text);
     return { mode: 'frame', doc: html, before: '', after: '', light: sanitize(html) };
   }
   if (TAG.test(text)) return { mode: 'html', html: sanitize(markdown(text)) };

@@ -45,6 +45,10 @@
       else p.reject(new Error(String(d.error || 'failed')));
     } else if (d.type === 'vars' && d.vars) {
       vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
+    } else if (d.type === 'files' && d.files && typeof d.files === 'object') {
+      addFiles(d.files);
+    } else if (d.type === 'event' && typeof d.name === 'string') {
+      emit(d.name, Array.isArray(d.args) ? d.args : []);
     } else if (d.type === 'plugin-invoke' || d.type === 'plugin-dispatch') {
       invoke(d);
     } else if (d.type === 'plugin-tool-call') {
@@ -399,10 +403,38 @@
 
   const ASSET = ['all', 'get', 'find', 'create', 'update', 'delete'];
 
+  // ---- files: signed URLs, so <img>/<audio> work on a server with an access token ----------
+  // The app hands the frame short-lived URLs signed by the server for the stored files (and
+  // for each file the frame saves, before the save resolves). `tavo.file.url` answers the
+  // signed URL of a known file, else the seed's relative path; `src` attributes that hold a
+  // relative `files/…` path are pointed at the signed URL too.
+
+  /** @type {{chat: Record<string, string>, global: Record<string, string>}} */
+  const files = { chat: Object.create(null), global: Object.create(null) };
+  /** @param {any} more */
+  function addFiles(more) {
+    for (const s of /** @type {const} */ (['chat', 'global'])) {
+      const m = more && more[s];
+      if (!m || typeof m !== 'object') continue;
+      for (const k of Object.keys(m)) if (typeof m[k] === 'string') files[s][k] = m[k];
+    }
+    if (document.documentElement) relink(document.documentElement);
+  }
+  const VIRTUAL = /^files\/(chat|global)\/([^/\\:]+)$/;
+  /** Points `src` attributes holding a `files/…` path at their signed URL. @param {Element} root */
+  function relink(root) {
+    const els = root.matches && root.matches('[src]') ? [root] : [];
+    for (const el of root.querySelectorAll ? root.querySelectorAll('[src]') : []) els.push(el);
+    for (const el of els) {
+      const m = VIRTUAL.exec(el.getAttribute('src') || '');
+      const url = m && files[/** @type {'chat'|'global'} */ (m[1])][m[2]];
+      if (url) el.setAttribute('src', url);
+    }
+  }
   /** @param {string} name @param {any} [scope] */
   function fileUrl(name, scope) {
     const s = scope === 'global' || (scope && scope.scope === 'global') ? 'global' : 'chat';
-    return `files/${s}/${name}`;
+    return files[s][String(name)] || `files/${s}/${name}`;
   }
 
   const input = namespace('input', ['get', 'set', 'append', 'clear', 'send']);
@@ -440,6 +472,213 @@
   };
   tavo.v1 = tavo;
 
+  // ---- TavernHelper (JS-Slash-Runner) shim: its most used globals as thin maps onto tavo.* ----
+  // What maps cleanly is here; README.md lists the rest. Reads of variables stay synchronous
+  // (the frame's snapshot); message functions are async (SillyTavern's chat array is not in
+  // this frame), so `await getChatMessages(...)`.
+
+  /** Listeners by event name (eventOn). @type {Map<string, Set<Function>>} */
+  const listeners = new Map();
+  /** @param {string} name @param {any[]} args */
+  function emit(name, args) {
+    for (const fn of [...(listeners.get(name) || [])]) {
+      Promise.resolve()
+        .then(() => fn(...args))
+        .catch((e) => console.error(`eventOn(${name}): ${(e && e.message) || e}`));
+    }
+  }
+  /** @param {any} name @param {any} fn */
+  function eventOn(name, fn) {
+    if (typeof name !== 'string' || typeof fn !== 'function') throw new Error('eventOn(event, listener) needs an event name and a function');
+    if (!listeners.has(name)) listeners.set(name, new Set());
+    /** @type {Set<Function>} */ (listeners.get(name)).add(fn);
+    return { stop: () => eventRemoveListener(name, fn) };
+  }
+  /** @param {any} name @param {any} fn */
+  function eventOnce(name, fn) {
+    if (typeof fn !== 'function') throw new Error('eventOnce(event, listener) needs a function');
+    const once = (/** @type {any[]} */ ...a) => {
+      eventRemoveListener(name, once);
+      return fn(...a);
+    };
+    return eventOn(name, once);
+  }
+  /** @param {any} name @param {any} fn */
+  function eventRemoveListener(name, fn) {
+    const set = listeners.get(name);
+    if (set) set.delete(fn);
+  }
+  const tavernEvents = Object.freeze({
+    MESSAGE_SENT: 'message_sent',
+    MESSAGE_RECEIVED: 'message_received',
+    MESSAGE_UPDATED: 'message_updated',
+    MESSAGE_EDITED: 'message_edited',
+    MESSAGE_DELETED: 'message_deleted',
+    USER_MESSAGE_RENDERED: 'user_message_rendered',
+    CHARACTER_MESSAGE_RENDERED: 'character_message_rendered',
+  });
+
+  /** JS-Slash-Runner's `{type}`: 'chat' (default), 'global', or 'message' (this bubble's). @param {any} option */
+  function helperScope(option) {
+    const type = (option && option.type) || 'chat';
+    if (type === 'chat' || type === 'global') return type;
+    if (type === 'message') {
+      const mid = option.message_id;
+      if (mid == null || mid === 'latest' || mid === ctx.messageId) return 'message';
+      throw new Error('getVariables({type: "message"}) reads this bubble\'s own message only in Tavo');
+    }
+    throw new Error(`variables of type ${JSON.stringify(type)} do not exist in Tavo (chat, global, message)`);
+  }
+  /** @param {any} v */
+  const isPlain = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+  /** lodash's merge for JSON data: objects merge key by key, everything else is replaced. @param {any} a @param {any} b */
+  function merge(a, b) {
+    if (!isPlain(a) || !isPlain(b)) return clone(b);
+    /** @type {Record<string, any>} */
+    const out = {};
+    for (const k of Object.keys(a)) put(out, k, a[k]);
+    for (const k of Object.keys(b)) put(out, k, k in out ? merge(out[k], b[k]) : clone(b[k]));
+    return out;
+  }
+  /** @param {any} option */
+  function getVariables(option) {
+    const s = helperScope(option);
+    return clone(vars[s]) || {};
+  }
+  /** @param {any} table @param {any} option */
+  function replaceVariables(table, option) {
+    if (!isPlain(table)) throw new Error('replaceVariables(variables) needs an object');
+    const s = helperScope(option);
+    for (const k of Object.keys(vars[s])) if (!Object.prototype.hasOwnProperty.call(table, k)) variables.unset(k, s);
+    for (const k of Object.keys(table)) if (k && !k.includes('.')) variables.set(k, table[k], s);
+  }
+  /** @param {any} table @param {any} option */
+  async function insertOrAssignVariables(table, option) {
+    if (!isPlain(table)) throw new Error('insertOrAssignVariables(variables) needs an object');
+    replaceVariables(merge(getVariables(option), table), option);
+  }
+  /** @param {any} updater @param {any} option */
+  async function updateVariablesWith(updater, option) {
+    if (typeof updater !== 'function') throw new Error('updateVariablesWith(updater) needs a function');
+    const next = await updater(getVariables(option));
+    replaceVariables(next, option);
+    return getVariables(option);
+  }
+  /** @param {any} path @param {any} option */
+  async function deleteVariable(path, option) {
+    const s = helperScope(option);
+    const had = variables.get(path, s) !== null;
+    variables.unset(path, s);
+    return { variables: getVariables(option), delete_occurred: had };
+  }
+
+  /** `5`, `-1`, `'2-4'` → [start, end] floors (negatives count from the end). @param {any} range */
+  function helperRange(range) {
+    const t = String(range ?? '').trim();
+    let m = /^(-?\d+)$/.exec(t);
+    if (m) return [Number(m[1]), Number(m[1])];
+    m = /^(-?\d+)-(-?\d+)$/.exec(t);
+    if (m) return [Number(m[1]), Number(m[2])];
+    throw new Error(`the message range ${JSON.stringify(range)} is not valid (use 3, -1 or '2-5')`);
+  }
+  /** @param {any} m */
+  const helperMessage = (m) => ({ message_id: m.floor, name: m.name, role: m.role, is_hidden: !!m.hidden, message: m.content, data: {}, extra: {}, swipe_id: 0, swipes: [m.content], swipes_data: [{}] });
+  /** @param {any} range @param {any} [option] */
+  async function getChatMessages(range, option) {
+    const o = option || {};
+    let [a, b] = helperRange(range);
+    if (a < 0 || b < 0) {
+      const n = await tavo.message.count();
+      if (a < 0) a += n;
+      if (b < 0) b += n;
+    }
+    if (a > b) [a, b] = [b, a];
+    /** @type {Record<string, any>} */
+    const filter = {};
+    if (o.role && o.role !== 'all') filter.role = o.role;
+    if (o.hide_state === 'hidden') filter.hidden = true;
+    if (o.hide_state === 'unhidden') filter.hidden = false;
+    const list = await call('compat.messages', [[Math.max(0, a), Math.max(0, b)], filter]);
+    return list.map(helperMessage);
+  }
+  /** @param {any} floor */
+  async function byFloor(floor) {
+    let f = Number(floor);
+    if (!Number.isInteger(f)) throw new Error('message_id must be a floor (an integer)');
+    if (f < 0) f += await tavo.message.count();
+    const [m] = await call('compat.messages', [f]);
+    if (!m) throw new Error(`there is no message at floor ${floor}`);
+    return m;
+  }
+  /** @param {any} list */
+  async function setChatMessages(list) {
+    if (!Array.isArray(list)) throw new Error('setChatMessages needs an array of {message_id, message?, is_hidden?}');
+    for (const change of list) {
+      const m = await byFloor(change && change.message_id);
+      const edit = { id: m.id, content: change.message !== undefined ? String(change.message) : m.content, hidden: change.is_hidden !== undefined ? !!change.is_hidden : !!m.hidden };
+      if ((await tavo.message.update(edit, { reuseContext: m.id === ctx.messageId })) == null) throw new Error(`message ${change.message_id} could not be updated`);
+    }
+  }
+  /** @param {any} list */
+  async function createChatMessages(list) {
+    if (!Array.isArray(list)) throw new Error('createChatMessages needs an array of {role, message, is_hidden?, name?}');
+    const chat = await tavo.chat.current();
+    for (const m of list) {
+      const role = m && m.role === 'user' ? 'user' : 'assistant';
+      const who = m && m.name != null && role === 'assistant' ? (chat?.characters || []).find((/** @type {any} */ c) => c.name === m.name) : null;
+      if (m && m.role === 'system') throw new Error('createChatMessages: system messages are written with triggerSlash("/sys …") in Tavo');
+      const id = await tavo.message.append({ role, content: String((m && m.message) ?? ''), hidden: !!(m && m.is_hidden), characterId: who ? who.id : undefined });
+      if (id == null) throw new Error('createChatMessages: the message could not be added');
+    }
+  }
+  /** @param {any} floors */
+  async function deleteChatMessages(floors) {
+    if (!Array.isArray(floors)) throw new Error('deleteChatMessages needs an array of floors');
+    const ids = [];
+    for (const f of floors) ids.push((await byFloor(f)).id);
+    for (const id of ids) await tavo.message.delete(id);
+  }
+  async function getLastMessageId() {
+    return (await tavo.message.count()) - 1;
+  }
+  /** Floor of this bubble's message. */
+  async function getCurrentMessageId() {
+    const me = await tavo.message.current();
+    if (!me) return null;
+    const n = await tavo.message.count();
+    const list = await call('compat.messages', [[0, n - 1]]);
+    const own = list.find((/** @type {any} */ m) => m.id === me.id);
+    return own ? own.floor : null;
+  }
+  /** @param {any} config */
+  const helperGenerate = (context) => async (/** @type {any} */ config) => {
+    const input = config && typeof config === 'object' ? config.user_input : config;
+    return tavo.generate(String(input ?? ''), { context });
+  };
+  /** @param {string} cmd */
+  const slash = (cmd) => call('triggerSlash', [cmd]);
+
+  const tavernHelper = Object.freeze({
+    getVariables,
+    replaceVariables,
+    insertOrAssignVariables,
+    updateVariablesWith,
+    deleteVariable,
+    getChatMessages,
+    setChatMessages,
+    createChatMessages,
+    deleteChatMessages,
+    getLastMessageId,
+    getCurrentMessageId,
+    eventOn,
+    eventOnce,
+    eventRemoveListener,
+    tavern_events: tavernEvents,
+    triggerSlash: slash,
+    generate: helperGenerate(true),
+    generateRaw: helperGenerate(false),
+  });
+
   function reportSize() {
     if (!port) return;
     // The root's box, not its scrollHeight (which is never less than the frame), so a frame
@@ -469,14 +708,18 @@
     port = e.ports[0];
     ctx = { chatId: Number(d.chatId) || 0, messageId: Number(d.messageId) || 0, base: String(d.base || '') };
     if (d.vars) vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
+    if (d.files) addFiles(d.files);
     port.onmessage = (ev) => onPortMessage(ev.data);
     window.removeEventListener('message', init);
     if (d.plugin && typeof d.plugin === 'object') /** @type {any} */ (tavo).plugin = pluginOf(d.plugin);
     if (d.plugin && typeof d.plugin === 'object') toolCalling = !!d.plugin.toolCalling;
     Object.defineProperty(window, 'tavo', { value: Object.freeze(tavo), writable: false, configurable: false, enumerable: true });
-    /** @param {string} cmd */
-    const triggerSlash = (cmd) => call('triggerSlash', [cmd]);
-    Object.defineProperty(window, 'triggerSlash', { value: triggerSlash, writable: true, configurable: true });
+    Object.defineProperty(window, 'triggerSlash', { value: slash, writable: true, configurable: true });
+    // JS-Slash-Runner's globals, also under TavernHelper (scripts use both forms).
+    Object.defineProperty(window, 'TavernHelper', { value: tavernHelper, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(tavernHelper)) {
+      if (!(k in window)) Object.defineProperty(window, k, { value: v, writable: true, configurable: true });
+    }
     document.open();
     document.write(withHead(String(d.html || ''), d.look || {}));
     document.close();
@@ -486,6 +729,13 @@
     // document.open() erased earlier listeners; errors of the card's scripts go to the app's log.
     window.addEventListener('error', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String(ev.message) }));
     window.addEventListener('unhandledrejection', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String((ev.reason && ev.reason.message) || ev.reason) }));
+    relink(document.documentElement);
+    new MutationObserver((records) => {
+      for (const r of records) {
+        if (r.type === 'attributes' && r.target instanceof Element) relink(r.target);
+        for (const n of r.addedNodes) if (n instanceof Element) relink(n);
+      }
+    }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ['src'] });
     const ro = new ResizeObserver(() => reportSize());
     ro.observe(document.documentElement);
     if (document.body) ro.observe(document.body);

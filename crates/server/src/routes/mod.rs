@@ -19,6 +19,7 @@ pub mod ops;
 pub mod pages;
 pub mod plugins;
 pub mod replies;
+pub mod signed_files;
 pub mod search_apis;
 pub mod transfer;
 pub mod translate;
@@ -133,6 +134,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(tts::set_binding, tts::remove_binding))
         .routes(routes!(tts::get_settings, tts::put_settings))
         .routes(routes!(generate::generate))
+        .routes(routes!(signed_files::sign))
+        .routes(routes!(signed_files::serve))
         .routes(routes!(images::list, images::add))
         .routes(routes!(images::update, images::remove))
         .routes(routes!(images::make_default))

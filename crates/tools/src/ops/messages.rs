@@ -89,6 +89,8 @@ pub enum SpeakerRole {
     Assistant,
     /// The user speaks.
     User,
+    /// A narrator's line, no speaker (SillyTavern's `/sys`).
+    System,
 }
 
 /// The new message of `append`.
@@ -257,6 +259,7 @@ async fn append(args: AppendArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
         let role = match new.role.unwrap_or_default() {
             SpeakerRole::User => Role::User,
             SpeakerRole::Assistant => Role::Assistant,
+            SpeakerRole::System => Role::System,
         };
         let mut draft = MessageDraft::new(role, new.content);
         draft.character_id = new.character_id;
@@ -342,7 +345,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
         OpSpec::new(
             "message.append",
             Safety::Write,
-            "Append a message at the end of this chat: {content, role: assistant (default) | user, \
+            "Append a message at the end of this chat: {content, role: assistant (default) | user | system, \
              characterId (required in group chats), hidden}. The chat's receive regex rules rewrite \
              the stored text. Returns {id, warnings?}.",
         )
