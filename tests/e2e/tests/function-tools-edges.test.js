@@ -90,6 +90,20 @@ async function toggleCoin(page, want) {
   await page.locator('.toast', { hasText: want }).last().waitFor();
 }
 
+/**
+ * The function tools the chat's side panel lists for Edge Tools (opened and closed again).
+ * @param {import('playwright-core').Page} page
+ */
+async function panelTools(page) {
+  await page.getByRole('button', { name: 'Chat settings', exact: true }).click();
+  const list = page.getByRole('complementary', { name: 'Chat settings' }).getByRole('list', { name: 'Function tools of Edge Tools' });
+  await list.waitFor();
+  await page.waitForTimeout(300);
+  const items = (await list.getByRole('listitem').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  await page.getByRole('button', { name: 'Chat settings', exact: true }).click();
+  return items;
+}
+
 test('isToolCallingSupported() is right at the entry\'s first line, even when the page link opens late', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
@@ -118,7 +132,10 @@ test('shouldRegister is asked before each generation: a tool switched on and off
   assert.ok(offered(reqs[0]).includes('peek'), `the other tools are offered: ${offered(reqs[0])}`);
   assert.ok(!offered(reqs[0]).includes('flip_coin'), 'switched off: not offered');
 
+  // The side panel lists the tools the model may call now, by display name.
+  assert.deepEqual(await panelTools(page), ['peek peek stealth', 'wait_forever wait_forever', 'huge_answer huge_answer', 'hold_on hold_on']);
   await toggleCoin(page, 'Coin tool on');
+  assert.deepEqual((await panelTools(page))[0], 'Flip a coin flip_coin', 'listed once switched on');
   await send(page, 'flip a coin');
   await page.getByText('Flipping a coin…').waitFor({ timeout: 20000 });
   await page.getByText('It came up heads.').waitFor({ timeout: 30000 });

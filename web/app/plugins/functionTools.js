@@ -4,6 +4,8 @@
 // keeps the union, which pageLink.js publishes, and routes calls to the frame that owns the
 // tool. The frames are untrusted: a call that gets no answer in PAGE_TOOL_TIMEOUT_MS fails.
 
+import { signal } from '@preact/signals';
+
 /** The server waits 120 s for a page tool; the page gives up a little earlier. */
 export const PAGE_TOOL_TIMEOUT_MS = 115_000;
 
@@ -21,7 +23,13 @@ let toolCalling = false;
 /** @type {Set<() => void>} */
 const listeners = new Set();
 
-const changed = () => listeners.forEach((f) => f());
+/** What the chat's side panel lists: each plugin's offered tools, in plugin order. @type {import('@preact/signals').Signal<{pluginId: string, tools: ToolSpec[]}[]>} */
+export const offeredTools = signal(/** @type {{pluginId: string, tools: ToolSpec[]}[]} */ ([]));
+
+const changed = () => {
+  offeredTools.value = [...byPlugin.entries()].map(([pluginId, e]) => ({ pluginId, tools: e.tools }));
+  listeners.forEach((f) => f());
+};
 
 /** @param {() => void} f @returns {() => void} */
 export function onToolsChanged(f) {
