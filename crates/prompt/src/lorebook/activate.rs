@@ -261,6 +261,14 @@ enum Status {
 /// Only entries that can activate are evaluated: those whose primary keys the scan found
 /// (through the index's pattern → entries map), constants, macro-key entries and entries
 /// held by `sticky`. A 40,000-entry book costs what its mentioned entries cost.
+///
+/// Passes: each evaluates the candidates ([`Run::evaluate`]), orders what it found and
+/// settles inclusion groups ([`Run::order`]), admits entries against probability and the
+/// budget ([`Run::admit`]) and scans their content for the next pass ([`Run::rescan`]).
+/// SillyTavern's delayed recursion: the lowest `delayUntilRecursion` level opens with the
+/// first recursion pass; when a pass brings nothing more to scan, the next level opens a
+/// pass of its own, which rescans the chat (and the recursion text so far) for the entries
+/// of every level reached.
 pub fn activate(
     input: &ActivationInput<'_>,
     timed: &mut TimedEffects,
@@ -268,90 +276,175 @@ pub fn activate(
     tokens: &dyn Fn(&str) -> usize,
     options: LorebookOptions,
 ) -> Activation {
-    let index = input.index;
-    let n = input.clock;
-    let entry_of = |i: usize| {
-        let e = &index.entries[i];
-        (
-            &input.books[e.book],
-            &input.books[e.book].entries[e.entry],
-            e.book,
-        )
-    };
-    let key_of = |i: usize| index.timer_keys[i].as_str();
-    if !(timed.sticky.is_empty() && timed.cooldown.is_empty()) {
-        timed.begin(n, |k| {
-            let (_, entry, _) = entry_of(*index.by_timer_key.get(k)? as usize);
-            Some(EntryTimers {
-                sticky: entry.sticky,
-                cooldown: entry.cooldown,
-            })
-        });
-    }
-    let window = index.max_scan_depth.min(input.texts.len());
-    let exact_texts: Vec<&str> = input.texts[..window].iter().map(String::as_str).collect();
-    let lower_texts: Vec<String> = if index.lower.is_some() || index.any_dynamic {
-        exact_texts.iter().map(|t| t.to_lowercase()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut hits = ScanHits::new(index);
-    hits.scan(index, &exact_texts, &lower_texts, |i| i as u32);
-    let mut out = Activation::default();
-    if index.any_regex {
-        scan_regex_keys(input, &exact_texts, &mut hits, None, &mut out);
-    }
-    let lower_refs: Vec<&str> = lower_texts.iter().map(String::as_str).collect();
-
-    let mut status = vec![Status::Open; index.entries.len()];
-    let mut gates: Vec<Option<Gate>> = vec![None; index.entries.len()];
-    for &(i, gate) in &index.static_gates {
-        gates[i as usize] = Some(gate);
-        if gate == Gate::Disabled {
-            status[i as usize] = Status::Stopped;
-        }
-    }
-    let mut candidates = Candidates::new(index.entries.len());
-    for &i in &index.always {
-        candidates.add(i);
-    }
-    for key in timed.sticky.keys() {
-        if timed.is_sticky(key)
-            && let Some(&i) = index.by_timer_key.get(key)
-        {
-            candidates.add(i);
-        }
-    }
-    let mut used_tokens = 0usize;
-    let mut overflowed = false;
-    let mut recursion_lower: Vec<String> = Vec::new();
-    let mut recursion_exact: Vec<String> = Vec::new();
-    let mut active_groups: HashSet<String> = HashSet::new();
-
-    // SillyTavern's delayed recursion: the lowest `delayUntilRecursion` level opens with the
-    // first recursion pass; when a pass brings nothing more to scan, the next level opens a
-    // pass of its own, which rescans the chat (and the recursion text so far) for the entries
-    // of every level reached.
-    let mut levels = index.delay_levels.iter().copied();
+    let mut run = Run::new(input, timed, macros, tokens, options);
+    let mut levels = input.index.delay_levels.iter().copied();
     let mut current_level = levels.next().unwrap_or(0);
     for pass in 0..=options.max_recursion {
-        candidates.absorb(index, hits.take_fresh());
-        candidates.sort();
-        let mut found: Vec<(usize, Reason, u32)> = Vec::new();
-        for &c in &candidates.list {
+        let found = run.evaluate(pass, current_level);
+        let rescan = if found.is_empty() {
+            None
+        } else {
+            let (found, lost) = run.order(found);
+            let recursion_text = run.admit(found, &lost);
+            (options.recursive && !run.overflowed && !recursion_text.is_empty())
+                .then_some(recursion_text)
+        };
+        match rescan {
+            Some(text) => run.rescan(text),
+            // Nothing new to scan: the next delay level, if any, opens a pass (SillyTavern
+            // does not ask `recursive` for it).
+            None => match levels.next() {
+                Some(level) => current_level = level,
+                None => break,
+            },
+        }
+    }
+    run.finish()
+}
+
+/// An entry a pass found: its index, why, and its inclusion-group key score.
+type Found = (usize, Reason, u32);
+
+/// One activation's state across its passes.
+struct Run<'a, 'r> {
+    input: &'a ActivationInput<'a>,
+    index: &'a LorebookIndex,
+    timed: &'r mut TimedEffects,
+    macros: &'r mut MacroState,
+    tokens: &'r dyn Fn(&str) -> usize,
+    options: LorebookOptions,
+    /// The chat's clock.
+    n: u64,
+    /// The scanned messages, newest first, and their lower-cased copies (when needed).
+    exact_texts: Vec<&'a str>,
+    lower_texts: Vec<String>,
+    hits: ScanHits,
+    status: Vec<Status>,
+    gates: Vec<Option<Gate>>,
+    candidates: Candidates,
+    used_tokens: usize,
+    overflowed: bool,
+    /// Content of the entries activated so far, one text per pass.
+    recursion_exact: Vec<String>,
+    recursion_lower: Vec<String>,
+    active_groups: HashSet<String>,
+    out: Activation,
+}
+
+impl<'a, 'r> Run<'a, 'r> {
+    /// Starts the timers' generation, scans the messages and lists the first candidates
+    /// (constants, macro-key entries, sticky entries; key hits join in each pass).
+    fn new(
+        input: &'a ActivationInput<'a>,
+        timed: &'r mut TimedEffects,
+        macros: &'r mut MacroState,
+        tokens: &'r dyn Fn(&str) -> usize,
+        options: LorebookOptions,
+    ) -> Self {
+        let index = input.index;
+        let n = input.clock;
+        if !(timed.sticky.is_empty() && timed.cooldown.is_empty()) {
+            timed.begin(n, |k| {
+                let e = &index.entries[*index.by_timer_key.get(k)? as usize];
+                let entry = &input.books[e.book].entries[e.entry];
+                Some(EntryTimers {
+                    sticky: entry.sticky,
+                    cooldown: entry.cooldown,
+                })
+            });
+        }
+        let window = index.max_scan_depth.min(input.texts.len());
+        let exact_texts: Vec<&str> = input.texts[..window].iter().map(String::as_str).collect();
+        let lower_texts: Vec<String> = if index.lower.is_some() || index.any_dynamic {
+            exact_texts.iter().map(|t| t.to_lowercase()).collect()
+        } else {
+            Vec::new()
+        };
+        let mut hits = ScanHits::new(index);
+        hits.scan(index, &exact_texts, &lower_texts, |i| i as u32);
+        let mut out = Activation::default();
+        if index.any_regex {
+            scan_regex_keys(input, &exact_texts, &mut hits, None, &mut out);
+        }
+        let mut status = vec![Status::Open; index.entries.len()];
+        let mut gates: Vec<Option<Gate>> = vec![None; index.entries.len()];
+        for &(i, gate) in &index.static_gates {
+            gates[i as usize] = Some(gate);
+            if gate == Gate::Disabled {
+                status[i as usize] = Status::Stopped;
+            }
+        }
+        let mut candidates = Candidates::new(index.entries.len());
+        for &i in &index.always {
+            candidates.add(i);
+        }
+        for key in timed.sticky.keys() {
+            if timed.is_sticky(key)
+                && let Some(&i) = index.by_timer_key.get(key)
+            {
+                candidates.add(i);
+            }
+        }
+        Run {
+            input,
+            index,
+            timed,
+            macros,
+            tokens,
+            options,
+            n,
+            exact_texts,
+            lower_texts,
+            hits,
+            status,
+            gates,
+            candidates,
+            used_tokens: 0,
+            overflowed: false,
+            recursion_exact: Vec::new(),
+            recursion_lower: Vec::new(),
+            active_groups: HashSet::new(),
+            out,
+        }
+    }
+
+    /// Entry `i` of the index: its book, the entry, and the book's binding position.
+    fn entry_of(&self, i: usize) -> (&'a Lorebook, &'a LorebookEntry, usize) {
+        let e = &self.index.entries[i];
+        let book = &self.input.books[e.book];
+        (book, &book.entries[e.entry], e.book)
+    }
+
+    fn key_of(&self, i: usize) -> &'a str {
+        self.index.timer_keys[i].as_str()
+    }
+
+    /// The gate chain over this pass's open candidates (filters, sticky, keys and secondary
+    /// logic, delay, cooldown, delay level); what passes is found.
+    fn evaluate(&mut self, pass: usize, current_level: u32) -> Vec<Found> {
+        let index = self.index;
+        self.candidates.absorb(index, self.hits.take_fresh());
+        self.candidates.sort();
+        let lower_refs: Vec<&str> = self.lower_texts.iter().map(String::as_str).collect();
+        let mut found: Vec<Found> = Vec::new();
+        for &c in &self.candidates.list {
             let i = c as usize;
-            if status[i] != Status::Open {
+            if self.status[i] != Status::Open {
                 continue;
             }
-            let (_, entry, _) = entry_of(i);
+            let (_, entry, _) = self.entry_of(i);
             let traits = index.entries[i].traits;
-            if let Some(gate) = traits.filtered.then(|| input.scope.filter(entry)).flatten() {
-                status[i] = Status::Stopped;
-                gates[i] = Some(gate);
+            if let Some(gate) = traits
+                .filtered
+                .then(|| self.input.scope.filter(entry))
+                .flatten()
+            {
+                self.status[i] = Status::Stopped;
+                self.gates[i] = Some(gate);
                 continue;
             }
-            let key = key_of(i);
-            if timed.is_sticky(key) {
+            let key = self.key_of(i);
+            if self.timed.is_sticky(key) {
                 found.push((i, Reason::Sticky, 0));
                 continue;
             }
@@ -364,21 +457,21 @@ pub fn activate(
                     key,
                     entry,
                     traits.word_rule,
-                    &hits,
-                    &exact_texts,
+                    &self.hits,
+                    &self.exact_texts,
                     &lower_refs,
-                    &recursion_exact,
-                    &recursion_lower,
-                    input,
-                    macros,
+                    &self.recursion_exact,
+                    &self.recursion_lower,
+                    self.input,
+                    self.macros,
                 )
             };
             let (reason, score) = if entry.strategy == LorebookStrategy::Constant {
                 (Reason::Constant, 0)
             } else {
                 if indexed.primary.is_empty() {
-                    status[i] = Status::Stopped;
-                    gates[i] = Some(Gate::NoKey);
+                    self.status[i] = Status::Stopped;
+                    self.gates[i] = Some(Gate::NoKey);
                     continue;
                 }
                 let primary = indexed
@@ -393,7 +486,7 @@ pub fn activate(
                 if !secondary_holds(entry, &indexed.secondary, |key| {
                     within(probe(key), entry.scan_depth)
                 }) {
-                    gates[i] = Some(Gate::SecondaryLogic);
+                    self.gates[i] = Some(Gate::SecondaryLogic);
                     continue;
                 }
                 let score = if !traits.grouped {
@@ -412,14 +505,14 @@ pub fn activate(
                 };
                 (reason, score)
             };
-            if delayed(entry.delay, n) {
-                status[i] = Status::Stopped;
-                gates[i] = Some(Gate::Delay);
+            if delayed(entry.delay, self.n) {
+                self.status[i] = Status::Stopped;
+                self.gates[i] = Some(Gate::Delay);
                 continue;
             }
-            if timed.is_cooling(key) {
-                status[i] = Status::Stopped;
-                gates[i] = Some(Gate::Cooldown);
+            if self.timed.is_cooling(key) {
+                self.status[i] = Status::Stopped;
+                self.gates[i] = Some(Gate::Cooldown);
                 continue;
             }
             if traits.delay_level > 0 && (pass == 0 || traits.delay_level > current_level) {
@@ -427,110 +520,111 @@ pub fn activate(
             }
             found.push((i, reason, score));
         }
-        if found.is_empty() {
-            match levels.next() {
-                Some(level) => {
-                    current_level = level;
-                    continue;
-                }
-                None => break,
-            }
-        }
+        found
+    }
+
+    /// Sticky entries first, then `order` descending, then binding rank; and the losers of
+    /// their inclusion groups.
+    fn order(&self, mut found: Vec<Found>) -> (Vec<Found>, HashSet<usize>) {
         found.sort_by(|(a, ra, _), (b, rb, _)| {
             let sticky = |r: &Reason| u8::from(!matches!(r, Reason::Sticky));
-            let (_, ea, _) = entry_of(*a);
-            let (_, eb, _) = entry_of(*b);
+            let (_, ea, _) = self.entry_of(*a);
+            let (_, eb, _) = self.entry_of(*b);
             sticky(ra)
                 .cmp(&sticky(rb))
                 .then(eb.order.cmp(&ea.order))
                 .then(a.cmp(b))
         });
-        let lost = if index.any_group {
-            let contenders: Vec<groups::Contender<'_>> = found
-                .iter()
-                .filter(|(i, _, _)| index.entries[*i].traits.grouped)
-                .map(|(i, reason, score)| groups::Contender {
-                    at: *i,
-                    entry: entry_of(*i).1,
-                    sticky: matches!(reason, Reason::Sticky),
-                    score: *score,
-                })
-                .collect();
-            groups::losers(
-                &contenders,
-                &active_groups,
-                options.group_scoring,
-                options.seed,
-                n,
-            )
-        } else {
-            HashSet::new()
-        };
+        if !self.index.any_group {
+            return (found, HashSet::new());
+        }
+        let contenders: Vec<groups::Contender<'_>> = found
+            .iter()
+            .filter(|(i, _, _)| self.index.entries[*i].traits.grouped)
+            .map(|(i, reason, score)| groups::Contender {
+                at: *i,
+                entry: self.entry_of(*i).1,
+                sticky: matches!(reason, Reason::Sticky),
+                score: *score,
+            })
+            .collect();
+        let lost = groups::losers(
+            &contenders,
+            &self.active_groups,
+            self.options.group_scoring,
+            self.options.seed,
+            self.n,
+        );
+        (found, lost)
+    }
+
+    /// Admits found entries in order against their inclusion group, the budget (the first
+    /// entry that does not fit closes it) and probability; commits their macro effects and
+    /// timers. Returns the content the next pass scans.
+    fn admit(&mut self, found: Vec<Found>, lost: &HashSet<usize>) -> String {
         let mut recursion_text = String::new();
         for (i, reason, _) in found {
-            let (book, entry, _) = entry_of(i);
+            let (book, entry, _) = self.entry_of(i);
             let is_sticky = matches!(reason, Reason::Sticky);
             if lost.contains(&i) {
-                status[i] = Status::Stopped;
-                gates[i] = Some(Gate::InclusionGroup);
+                self.stop(i, Gate::InclusionGroup);
                 continue;
             }
-            if overflowed {
-                status[i] = Status::Stopped;
-                gates[i] = Some(Gate::Budget);
+            if self.overflowed {
+                self.stop(i, Gate::Budget);
                 continue;
             }
             if !is_sticky && entry.probability < 100 {
-                let roll = seeded_percent(options.seed, &format!("{}#{n}", key_of(i)));
+                let roll =
+                    seeded_percent(self.options.seed, &format!("{}#{}", self.key_of(i), self.n));
                 if roll >= f64::from(entry.probability) {
-                    status[i] = Status::Stopped;
-                    gates[i] = Some(Gate::Probability);
+                    self.stop(i, Gate::Probability);
                     continue;
                 }
             }
-            let mut rendered = macros.render(&entry.content, input.ctx);
-            let cost = tokens(&rendered.text);
-            if let Some(budget) = options.budget_tokens
-                && used_tokens + cost > budget
+            let mut rendered = self.macros.render(&entry.content, self.input.ctx);
+            let cost = (self.tokens)(&rendered.text);
+            if let Some(budget) = self.options.budget_tokens
+                && self.used_tokens + cost > budget
             {
-                overflowed = true;
-                status[i] = Status::Stopped;
-                gates[i] = Some(Gate::Budget);
+                self.overflowed = true;
+                self.stop(i, Gate::Budget);
                 continue;
             }
-            macros.commit(&mut rendered);
-            used_tokens += cost;
+            self.macros.commit(&mut rendered);
+            self.used_tokens += cost;
             let location = format!(
                 "lorebooks[{}].entries[{}].content",
                 book.id.map(|id| id.to_string()).unwrap_or_default(),
                 entry.identifier
             );
-            out.diagnostics.extend(
+            self.out.diagnostics.extend(
                 rendered
                     .diagnostics
                     .iter()
                     .cloned()
                     .map(|d| (location.clone(), d)),
             );
-            let traits = index.entries[i].traits;
-            if options.recursive && !traits.prevent_recursion && !rendered.text.is_empty() {
+            let traits = self.index.entries[i].traits;
+            if self.options.recursive && !traits.prevent_recursion && !rendered.text.is_empty() {
                 recursion_text.push_str(&rendered.text);
                 recursion_text.push('\n');
             }
-            status[i] = Status::Active;
-            gates[i] = None;
+            self.status[i] = Status::Active;
+            self.gates[i] = None;
             if traits.grouped {
-                active_groups.extend(groups::group_names(entry).into_iter().map(str::to_owned));
+                self.active_groups
+                    .extend(groups::group_names(entry).into_iter().map(str::to_owned));
             }
-            timed.activated(
-                key_of(i),
-                n,
+            self.timed.activated(
+                self.key_of(i),
+                self.n,
                 EntryTimers {
                     sticky: entry.sticky,
                     cooldown: entry.cooldown,
                 },
             );
-            out.activated.push(ActivatedEntry {
+            self.out.activated.push(ActivatedEntry {
                 lorebook_id: book.id,
                 identifier: entry.identifier.clone(),
                 name: entry.name.clone(),
@@ -545,51 +639,54 @@ pub fn activate(
                 rank: i,
             });
         }
-        if !options.recursive || overflowed || recursion_text.is_empty() {
-            // Nothing new to scan: the next delay level, if any, opens a pass (SillyTavern
-            // does not ask `recursive` for it).
-            match levels.next() {
-                Some(level) => {
-                    current_level = level;
-                    continue;
-                }
-                None => break,
-            }
-        }
+        recursion_text
+    }
+
+    fn stop(&mut self, i: usize, gate: Gate) {
+        self.status[i] = Status::Stopped;
+        self.gates[i] = Some(gate);
+    }
+
+    /// Scans the content activated in this pass for the keys of the next one.
+    fn rescan(&mut self, recursion_text: String) {
         let lower = recursion_text.to_lowercase();
-        hits.scan(
-            index,
+        self.hits.scan(
+            self.index,
             &[recursion_text.as_str()],
             std::slice::from_ref(&lower),
             |_| RECURSION,
         );
-        if index.any_regex {
+        if self.index.any_regex {
             scan_regex_keys(
-                input,
+                self.input,
                 &[recursion_text.as_str()],
-                &mut hits,
+                &mut self.hits,
                 Some(RECURSION),
-                &mut out,
+                &mut self.out,
             );
         }
-        recursion_exact.push(recursion_text);
-        recursion_lower.push(lower);
+        self.recursion_exact.push(recursion_text);
+        self.recursion_lower.push(lower);
     }
 
-    for (i, gate) in gates.iter().enumerate() {
-        if let (Some(gate), true) = (gate, status[i] != Status::Active) {
-            let (book, entry, _) = entry_of(i);
-            out.skipped.push(SkippedEntry {
-                lorebook_id: book.id,
-                identifier: entry.identifier.clone(),
-                name: entry.name.clone(),
-                gate: *gate,
-            });
+    /// The entries a gate stopped, and the activated ones in output order.
+    fn finish(mut self) -> Activation {
+        for (i, gate) in self.gates.iter().enumerate() {
+            if let (Some(gate), true) = (gate, self.status[i] != Status::Active) {
+                let (book, entry, _) = self.entry_of(i);
+                self.out.skipped.push(SkippedEntry {
+                    lorebook_id: book.id,
+                    identifier: entry.identifier.clone(),
+                    name: entry.name.clone(),
+                    gate: *gate,
+                });
+            }
         }
+        self.out
+            .activated
+            .sort_by(|a, b| a.order.cmp(&b.order).then(a.rank.cmp(&b.rank)));
+        self.out
     }
-    out.activated
-        .sort_by(|a, b| a.order.cmp(&b.order).then(a.rank.cmp(&b.rank)));
-    out
 }
 
 /// The entries worth evaluating, each listed once.
