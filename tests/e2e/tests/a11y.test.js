@@ -69,3 +69,32 @@ test('library, character (and its editor), chat (and its settings panel) and set
     await page.close();
   }
 });
+
+test('a group chat (composer, members panel), the new-group-chat form and the settings forms have no serious violations', async () => {
+  const a = (await tavo.api('POST', '/api/library/character', { name: 'Ann', firstMes: 'Hi.' })).id;
+  const b = (await tavo.api('POST', '/api/library/character', { name: 'Bo', firstMes: 'Yo.' })).id;
+  const chat = (await tavo.api('POST', '/api/chats', { characters: [a, b], name: 'Group', replyMode: 'all' })).id;
+  await tavo.api('PUT', `/api/chats/${chat}/members/${b}`, { muted: true });
+  for (const scheme of /** @type {const} */ (['light', 'dark'])) {
+    const page = await browser.context.newPage();
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.goto(`${tavo.url}/chats/${chat}`);
+    await page.getByRole('combobox', { name: 'Reply as' }).waitFor();
+    await check(page, `group chat (${scheme})`);
+    await page.getByRole('button', { name: 'Chat settings' }).click();
+    await page.getByRole('button', { name: 'Unmute Bo' }).waitFor();
+    await check(page, `group chat settings panel (${scheme})`);
+    await page.goto(`${tavo.url}/chats`);
+    await page.getByRole('button', { name: 'New group chat' }).click();
+    await page.getByRole('form', { name: 'New group chat' }).getByLabel('Ann').waitFor();
+    await check(page, `new group chat (${scheme})`);
+    await page.goto(`${tavo.url}/settings`);
+    await page.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByRole('button', { name: 'Add search API' }).click();
+    await page.getByRole('button', { name: 'Add MCP server' }).click();
+    await page.getByRole('form', { name: 'New MCP server' }).waitFor();
+    await page.getByRole('form', { name: 'New search API' }).waitFor();
+    await check(page, `settings forms (${scheme})`);
+    await page.close();
+  }
+});
