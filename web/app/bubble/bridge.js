@@ -363,6 +363,62 @@ def('compat.messages', async (c, [range, filter]) => {
   }));
 });
 
+// ---- images and speech (seed 002 "生图", "TTS"): the chat's image connection and voice bindings ----
+
+const IMAGE_OPTIONS = ['size', 'aspectRatio', 'negativePrompt', 'referenceImages', 'extraBody', 'saveAs', 'scope'];
+
+def('image.generate', async (c, [prompt, opts]) => {
+  if (typeof prompt !== 'string' || !prompt.trim()) throw new Error('tavo.image.generate needs a prompt (a non-empty string)');
+  const o = opts == null ? undefined : options(plainObject(opts, 'tavo.image.generate options'), IMAGE_OPTIONS);
+  let r;
+  try {
+    // No confirmation (the seed); nothing is stored without saveAs.
+    r = await post('/api/images/generate', defined({ prompt, chatId: c.chatId, options: o && Object.keys(o).length ? o : undefined }));
+  } catch (e) {
+    // The seed: a chat without a usable image API throws.
+    throw new Error(e instanceof Error ? e.message : String(e));
+  }
+  if (typeof r.path === 'string') return saved(c, r.path);
+  return String(r.dataUrl ?? '');
+});
+
+/** `123`, `{id: 123}` → the id the voice route takes. @param {any} v */
+const voiceRef = (v) => (v !== null && typeof v === 'object' ? v.id : v);
+
+def('tts.play', async (c, [text, opts]) => {
+  const t = typeof text === 'string' ? text : text == null ? '' : String(text);
+  if (!t.trim()) return false;
+  const o = opts !== null && typeof opts === 'object' ? opts : {};
+  /** @type {any} */
+  let voice;
+  if (o.voice != null) {
+    const v = plainObject(o.voice, 'tavo.tts.play voice');
+    if ((v.character != null) === (v.persona != null)) throw new Error('tavo.tts.play: voice takes exactly one of character and persona');
+    voice = v.character != null ? { character: voiceRef(v.character) } : { persona: voiceRef(v.persona) };
+  } else if (!c.messageId) {
+    // A plugin's code has no host message: it must name the voice (the seed).
+    return false;
+  }
+  try {
+    const r = await post(`/api/chats/${c.chatId}/tts/play`, defined({
+      text: t,
+      voice,
+      // Without a voice, the host message's speaker's binding.
+      messageId: voice ? undefined : c.messageId,
+      queue: !!o.queue,
+      applyPlaybackRules: !!o.applyPlaybackRules,
+    }));
+    return !!r.playing;
+  } catch (e) {
+    // A target that does not exist is a soft false; a bad argument or a provider failure throws.
+    if (e instanceof ApiError && e.status === 404) return false;
+    throw new Error(e instanceof Error ? e.message : String(e));
+  }
+});
+def('tts.stop', async (c) => {
+  await post(`/api/chats/${c.chatId}/tts/stop`).catch((e) => { throw new Error(e instanceof Error ? e.message : String(e)); });
+});
+
 // ---- utilities ---------------------------------------------------------------------------
 
 /** A frame's image address in the app: `files/…` virtual paths, data: URLs, http(s). @param {Caller} c @param {string} src */
@@ -434,10 +490,3 @@ def('app.versionNumber', async () => {
   const [a, b, c] = (await appVersion()).split('.').map((n) => parseInt(n, 10) || 0);
   return a * 1000 + b * 10 + c;
 });
-
-// ---- not in this build: said, not ignored ------------------------------------------------
-
-def('image.generate', async () => { throw new Error('tavo.image.generate is not available in bubbles yet'); });
-def('tts.play', async () => false);
-def('tts.stop', async () => undefined);
-
