@@ -272,6 +272,84 @@ async fn a_message_is_spoken_in_its_speakers_voice_and_the_model_tool_works() {
         mock.requests().last().expect("request").body["input"],
         "From the model."
     );
+    // The model's door on the other two platforms, with an app open: playing, and the event
+    // names the audio.
+    let base = mock.base();
+    for (name, platform, url, model, voice) in [
+        (
+            "gm",
+            "gemini",
+            format!("{base}/v1beta"),
+            "gemini-2.5-flash-preview-tts",
+            "Kore",
+        ),
+        (
+            "el",
+            "elevenlabs",
+            base.clone(),
+            "eleven_multilingual_v2",
+            "JBFqnCBsd6RMkjVDRZzb",
+        ),
+    ] {
+        let (st, _) = post(
+            &s,
+            "/api/tts/connections",
+            json!({"name": name, "platform": platform, "baseUrl": url, "model": model}),
+        )
+        .await;
+        assert_eq!(st, 200);
+        put(
+            &s,
+            &format!("/api/tts/bindings/characters/{cid}"),
+            json!({"connection": name, "voice": voice}),
+        )
+        .await;
+        let events = client()
+            .get(s.url("/api/events"))
+            .send()
+            .await
+            .expect("events");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let (st, r) = post(
+            &s,
+            &format!("/api/ops/tavo_tts_play?chat={chat}"),
+            json!({"text": format!("Model on {platform}."), "options": {"voice": {"character": cid}, "queue": true}}),
+        )
+        .await;
+        assert_eq!(st, 200, "{r}");
+        assert_eq!(r["result"]["playing"], true, "{r}");
+        let url = r["result"]["audio"]["url"]
+            .as_str()
+            .expect("url")
+            .to_owned();
+        let got = read_sse(events, Duration::from_secs(5), |e| e.event == "tts").await;
+        let ev = got
+            .iter()
+            .find(|e| e.event == "tts")
+            .expect("a tts event")
+            .json();
+        assert_eq!(ev["url"], url.as_str());
+        assert_eq!(ev["queue"], true);
+        let seen = mock.requests();
+        let last = seen.last().expect("request");
+        let text = last
+            .body
+            .pointer("/contents/0/parts/0/text")
+            .or_else(|| last.body.get("text"))
+            .cloned();
+        assert_eq!(
+            text,
+            Some(json!(format!("Model on {platform}."))),
+            "{platform}"
+        );
+    }
+    let (st, r) = post(
+        &s,
+        &format!("/api/ops/tavo_tts_stop?chat={chat}"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(st, 200, "{r}");
     // A persona without a binding: resource_not_found for the model.
     let (_, p) = post(
         &s,
