@@ -4,7 +4,8 @@
 // shouldRegister flips between replies is offered only while it says yes; a stealth call is
 // not shown and starts no follow-up round; a tool that never answers fails after
 // tools.pageCallTimeoutSeconds; a 10 MB answer reaches the model cut to the result budget;
-// closing the page while its tool runs fails the call at once and the reply goes on.
+// closing the page while its tool runs fails the call at once and the reply goes on; Stop and a
+// provider failure reach the plugin as generation:cancelled (partial) and generation:error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -34,6 +35,8 @@ before(async () => {
       { text: 'That was a lot.' },
       call('hold_on'),
       { text: 'The page went away.' },
+      { text: 'This reply is long and slow, so the user has time to stop it before it ends.', delayMs: 250, chunk: 4 },
+      { error: { status: 400, message: 'the provider refuses this request' } },
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
@@ -224,4 +227,26 @@ test('closing the page while its tool runs fails the call at once; the reply goe
   assert.ok(Date.now() - closed < 20000);
   assert.match(toolText(requests()[10]), /closed|no longer open/, toolText(requests()[10]));
   await until(async () => JSON.stringify(await tavo.api('GET', `/api/chats/${chatId}/messages`)).includes('The page went away.'), 20000, 'the reply stored');
+});
+
+test('Stop reaches the plugin as generation:cancelled with partial; a provider failure as generation:error', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await send(page, 'tell me a long story');
+  await page.getByText('This reply is', { exact: false }).waitFor({ timeout: 20000 });
+  await page.getByRole('button', { name: 'Stop' }).click();
+  const cancelled = await until(async () => (await vars(tavo, chatId)).chat.edge_terminal, 20000, 'generation:cancelled');
+  assert.deepEqual(cancelled, { type: 'generation:cancelled', partial: true, source: 'reply' });
+  await replyDone(page);
+
+  await send(page, 'and now fail');
+  const failed = await until(async () => {
+    const t = (await vars(tavo, chatId)).chat.edge_terminal;
+    return t && t.type === 'generation:error' ? t : null;
+  }, 20000, 'generation:error');
+  assert.deepEqual(failed, { type: 'generation:error', code: 'generation_failed', message: 'string' });
+  await replyDone(page);
+  assert.deepEqual(errors.filter((e) => !/400|refuses|failed/i.test(e)), []);
+  await page.close();
 });

@@ -102,8 +102,18 @@ test('a throwing action reaches the model as a tool error, and the reply goes on
   await page.goto(`${tavo.url}/chats/${chatId}`);
   await page.getByText('You rolled a 4. [checked by dice]').waitFor();
   await page.waitForTimeout(1500);
+  // Every toast text shown while the reply runs (explode's formatMessage returns '').
+  await page.evaluate(() => {
+    const seen = /** @type {string[]} */ ([]);
+    /** @type {any} */ (window).toastTexts = seen;
+    new MutationObserver(() => {
+      for (const el of document.querySelectorAll('.toast > span')) if (!seen.includes(el.textContent || '')) seen.push(el.textContent || '');
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
   await send(page, 'now throw it hard');
   await page.locator('article.message.assistant').last().getByText('The die exploded.').waitFor({ timeout: 30000 });
+  const toasts = await page.evaluate(() => /** @type {any} */ (window).toastTexts);
+  assert.ok(!toasts.some((/** @type {string} */ t) => !t.trim()), `an empty formatMessage shows no toast: ${JSON.stringify(toasts)}`);
   await until(async () => requests().length >= 4, 10000, 'the follow-up request');
   const result = toolText(requests()[3]);
   assert.match(result, /kaboom/, result);
