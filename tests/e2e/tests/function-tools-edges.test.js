@@ -95,14 +95,15 @@ async function toggleCoin(page, want) {
 
 /**
  * The function tools the chat's side panel lists for Edge Tools (opened and closed again).
- * @param {import('playwright-core').Page} page
+ * @param {import('playwright-core').Page} page @param {string} [shotName] a screenshot of the open panel
  */
-async function panelTools(page) {
+async function panelTools(page, shotName) {
   await page.getByRole('button', { name: 'Chat settings', exact: true }).click();
   const list = page.getByRole('complementary', { name: 'Chat settings' }).getByRole('list', { name: 'Function tools of Edge Tools' });
   await list.waitFor();
   await page.waitForTimeout(300);
   const items = (await list.getByRole('listitem').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  if (shotName) await shot(page, shotName);
   await page.getByRole('button', { name: 'Chat settings', exact: true }).click();
   return items;
 }
@@ -138,7 +139,7 @@ test('shouldRegister is asked before each generation: a tool switched on and off
   // The side panel lists the tools the model may call now, by display name.
   assert.deepEqual(await panelTools(page), ['peek peek stealth', 'wait_forever wait_forever', 'huge_answer huge_answer', 'hold_on hold_on']);
   await toggleCoin(page, 'Coin tool on');
-  assert.deepEqual((await panelTools(page))[0], 'Flip a coin flip_coin', 'listed once switched on');
+  assert.deepEqual((await panelTools(page, 'function-tools-panel'))[0], 'Flip a coin flip_coin', 'listed once switched on');
   await send(page, 'flip a coin');
   await page.getByText('Flipping a coin…').waitFor({ timeout: 20000 });
   await page.getByText('It came up heads.').waitFor({ timeout: 30000 });
