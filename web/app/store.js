@@ -690,9 +690,15 @@ export async function startReply(kind, text, opts = {}) {
     answer = await post(`/api/chats/${chatId}/replies`, { type: 'normal', speaker: opts.speaker });
   } else if (kind === 'normal') {
     const speaker = opts.speaker ?? chatView.speaker.value;
+    // `/imagine <prompt>` generates an image message instead of a reply (201, no replyId).
+    if (/^\s*\/imagine(\s|$)/.test(text || '')) toast('Generating the image…');
     answer = await post(`/api/chats/${chatId}/messages`, speaker != null ? { content: text || '', speaker } : { content: text || '' });
     setDraft('');
     chatView.speaker.value = null;
+    if (!answer.replyId) {
+      await refreshTail();
+      return;
+    }
   } else {
     if (kind === 'continue') {
       const last = [...chatView.messages.value].reverse().find((m) => m.role === 'assistant');

@@ -10,6 +10,7 @@ import { ToolCard } from './ToolCard.js';
 import { BubbleContent } from './BubbleContent.js';
 import { PluginMount } from './PluginMount.js';
 import { SpeakButton } from './TtsPlayer.js';
+import { MessageImage } from './MessageImage.js';
 
 /** @param {import('../store.js').Message} m */
 function speaker(m) {
@@ -50,6 +51,7 @@ export function MessageItem({ message: m, isLast }) {
             <div class="row end"><button type="button" class="small" onClick=${() => setEditing(false)}>Cancel</button>
             <button type="button" class="small primary" onClick=${save}>Save</button></div></div>`
         : html`<${BubbleContent} message=${m} />`}
+      <${MessageImage} message=${m} />
       ${m.translation && m.translation.text
         ? html`<section class="translation" aria-label=${`Translation (${m.translation.language})`}>
             <div class="muted small">${m.translation.language}</div>

@@ -9,6 +9,7 @@ import { ConnectionForm } from './ConnectionForm.js';
 import { McpPanel } from './McpPanel.js';
 import { SearchApiPanel } from './SearchApiPanel.js';
 import { VoiceSettings } from './VoiceSettings.js';
+import { ImageSettings } from './ImageSettings.js';
 
 export function Settings() {
   const [editing, setEditing] = useState(/** @type {any} */ (null));
@@ -71,6 +72,7 @@ export function Settings() {
     <${ToolSettings} />
     <${SearchApiPanel} />
     <${VoiceSettings} />
+    <${ImageSettings} />
     <section aria-labelledby="plugins-link-title">
       <h2 id="plugins-link-title">Plugins</h2>
       <p><a class="button" href="/settings/plugins" onClick=${link}>Manage plugins</a>
