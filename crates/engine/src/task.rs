@@ -15,7 +15,7 @@ use tavo_llm::{
 };
 use tavo_model::{CharacterId, ChatId};
 use tavo_store::Store;
-use tavo_tools::{GenerationKind, ToolSettings};
+use tavo_tools::{GenerationKind, Services, ToolSettings};
 
 use crate::control::{Cancelled, Control};
 
@@ -165,60 +165,10 @@ impl ReplyTask {
         on_blocking_pool(&self.inner.store, f).await
     }
 
+    /// One turn of the reply: its start, then model rounds until the model answers without
+    /// tools (or only with stealth ones), the recursion limit is reached, or it stops.
     async fn drive(&mut self, speaker: Option<CharacterId>) -> Result<(), Stop> {
-        // A closed semaphore only means no gate: the engine never closes it.
-        self.start_permit = tokio::select! {
-            p = self.inner.starting.clone().acquire_owned() => p.ok(),
-            () = self.control.cancelled() => return Err(Stop::Cancelled),
-        };
-        let mut knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
-        knobs.speaker = speaker;
-        knobs.user_text = self.prepare_hook().await?;
-        let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
-        let inner = self.inner.clone();
-        let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
-        // One trip off the executor for everything the reply reads and writes before its first
-        // request: the prompt, its own message, the search settings. Each trip is a thread
-        // hand-off and wake-up, and hundreds of replies starting together pay each one.
-        let (base, stored, services) = self
-            .blocking(move |store| {
-                let base =
-                    prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())?;
-                let stored = match new_message {
-                    Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
-                    None => None,
-                };
-                Ok((base, stored, inner.reply_services()))
-            })
-            .await
-            .map_err(Stop::Failed)?;
-        self.open_message(stored);
-        self.has_regex = base.has_regex;
-        self.control
-            .set_status(ReplyStatus::Running, self.message_id());
-        if self.turn == 0 {
-            self.control.hub.publish(EventKind::Started {
-                chat_id: self.chat,
-                message_id: self.message_id(),
-                kind: self.kind,
-                character_id: base.speaker_id.map(|c| c.0),
-            });
-        }
-        if self.plan.group && speaker.is_some() {
-            self.control.hub.publish(EventKind::Speaker {
-                character_id: base.speaker_id.map(|c| c.0),
-                name: base.speaker_name.clone().unwrap_or_default(),
-                message_id: self.message_id(),
-                turn: self.turn as u32 + 1,
-                turns: self.plan.turns.len() as u32,
-            });
-        }
-
-        if let Some(cut) = base.history_cut() {
-            self.control
-                .hub
-                .publish(EventKind::Warning { message: cut });
-        }
+        let (base, services) = self.start_turn(speaker).await?;
         let may_call = prompt::may_call(&self.settings, self.kind);
         let exposed = prompt::initial_exposure(
             &self.inner.registry,
@@ -294,29 +244,7 @@ impl ReplyTask {
                 return Ok(());
             }
             rounds.push(response.message.clone());
-            let mut results = Vec::with_capacity(calls.len());
-            let mut audits: Vec<AuditRecord> = Vec::with_capacity(calls.len());
-            let mut all_stealth = true;
-            let mut cancelled = false;
-            for call in &calls {
-                let outcome = runner.execute(call, &self.control, self.message_id()).await;
-                all_stealth &= outcome.card.stealth;
-                if !outcome.card.stealth {
-                    self.cards.push(outcome.card);
-                }
-                results.push(outcome.result);
-                audits.push(outcome.audit);
-                if outcome.cancelled {
-                    cancelled = true;
-                    break;
-                }
-            }
-            self.write_audit(audits).await;
-            self.dirty = true;
-            self.checkpoint();
-            if cancelled {
-                return Err(Stop::Cancelled);
-            }
+            let (results, all_stealth) = self.run_calls(&mut runner, &calls).await?;
             rounds.push(Message {
                 role: Role::Tool,
                 parts: results,
@@ -327,6 +255,103 @@ impl ReplyTask {
             }
         }
         Ok(())
+    }
+
+    /// The start of a turn: the start gate, the plugin's prepare hook, one trip to the
+    /// library for the prompt, the reply's own message and the services, then the turn's
+    /// events (started, speaker, history cut).
+    async fn start_turn(
+        &mut self,
+        speaker: Option<CharacterId>,
+    ) -> Result<(BasePrompt, Arc<Services>), Stop> {
+        // A closed semaphore only means no gate: the engine never closes it.
+        self.start_permit = tokio::select! {
+            p = self.inner.starting.clone().acquire_owned() => p.ok(),
+            () = self.control.cancelled() => return Err(Stop::Cancelled),
+        };
+        let mut knobs = PromptKnobs::reply(self.model.clone(), self.parameters.clone());
+        knobs.speaker = speaker;
+        knobs.user_text = self.prepare_hook().await?;
+        let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
+        let inner = self.inner.clone();
+        let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
+        // One trip off the executor for everything the reply reads and writes before its first
+        // request: the prompt, its own message, the search settings. Each trip is a thread
+        // hand-off and wake-up, and hundreds of replies starting together pay each one.
+        let (base, stored, services) = self
+            .blocking(move |store| {
+                let base =
+                    prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())?;
+                let stored = match new_message {
+                    Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
+                    None => None,
+                };
+                Ok((base, stored, inner.reply_services()))
+            })
+            .await
+            .map_err(Stop::Failed)?;
+        self.open_message(stored);
+        self.has_regex = base.has_regex;
+        self.control
+            .set_status(ReplyStatus::Running, self.message_id());
+        if self.turn == 0 {
+            self.control.hub.publish(EventKind::Started {
+                chat_id: self.chat,
+                message_id: self.message_id(),
+                kind: self.kind,
+                character_id: base.speaker_id.map(|c| c.0),
+            });
+        }
+        if self.plan.group && speaker.is_some() {
+            self.control.hub.publish(EventKind::Speaker {
+                character_id: base.speaker_id.map(|c| c.0),
+                name: base.speaker_name.clone().unwrap_or_default(),
+                message_id: self.message_id(),
+                turn: self.turn as u32 + 1,
+                turns: self.plan.turns.len() as u32,
+            });
+        }
+
+        if let Some(cut) = base.history_cut() {
+            self.control
+                .hub
+                .publish(EventKind::Warning { message: cut });
+        }
+        Ok((base, services))
+    }
+
+    /// Runs one round's tool calls in order (a cancelled one stops the batch), keeps their
+    /// cards, writes the audit and a checkpoint. Returns the results for the model and
+    /// whether every call was stealth.
+    async fn run_calls(
+        &mut self,
+        runner: &mut CallRunner,
+        calls: &[ModelCall],
+    ) -> Result<(Vec<Part>, bool), Stop> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut audits: Vec<AuditRecord> = Vec::with_capacity(calls.len());
+        let mut all_stealth = true;
+        let mut cancelled = false;
+        for call in calls {
+            let outcome = runner.execute(call, &self.control, self.message_id()).await;
+            all_stealth &= outcome.card.stealth;
+            if !outcome.card.stealth {
+                self.cards.push(outcome.card);
+            }
+            results.push(outcome.result);
+            audits.push(outcome.audit);
+            if outcome.cancelled {
+                cancelled = true;
+                break;
+            }
+        }
+        self.write_audit(audits).await;
+        self.dirty = true;
+        self.checkpoint();
+        if cancelled {
+            return Err(Stop::Cancelled);
+        }
+        Ok((results, all_stealth))
     }
 
     /// Streams one model round: deltas become events and checkpoints; the reply's
