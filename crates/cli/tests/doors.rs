@@ -431,3 +431,134 @@ fn chat_clone_and_update_from_the_cli() {
         assert_eq!(show(dir.path(), "chat", id)["characters"], json!([]));
     }
 }
+
+#[test]
+fn message_appends_are_the_same_at_every_door() {
+    let (cli, http, model) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    for d in [&cli, &http, &model] {
+        setup(d.path());
+        // Bob's chat (his greeting, his card's regex script `x` → `y` on the model's output).
+        ok(tavo(d.path(), &["chat", "create", "--character", "1"]));
+    }
+    let said = ok(tavo(
+        cli.path(),
+        &[
+            "message",
+            "append",
+            "--chat",
+            "1",
+            "--role",
+            "assistant",
+            "--content",
+            "x marks the spot",
+        ],
+    ));
+    assert_eq!(said.trim(), "2");
+    let server = Http::start(http.path());
+    let args = json!({"message": {"role": "assistant", "content": "x marks the spot"}});
+    let (status, answer) = server.post("/api/ops/tavo_message_append?chat=1", &args);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["ok"], true, "{answer}");
+    let out = tavo(
+        model.path(),
+        &[
+            "tool",
+            "call",
+            "tavo_message_append",
+            &args.to_string(),
+            "--chat",
+            "1",
+            "--yes",
+        ],
+    );
+    let envelope: Value = serde_json::from_slice(&out.stdout).expect("the envelope");
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    assert_eq!(
+        answer["result"], envelope["result"],
+        "HTTP and the tool answer the same"
+    );
+
+    let stored = messages(cli.path(), 1);
+    assert_eq!(stored.len(), 2);
+    assert_eq!(
+        stored[1]["content"], "y marks the spot",
+        "the card's regex rewrote it"
+    );
+    assert_eq!(
+        stored,
+        messages(http.path(), 1),
+        "CLI and HTTP store the same"
+    );
+    assert_eq!(
+        stored,
+        messages(model.path(), 1),
+        "CLI and the tool store the same"
+    );
+
+    // Bad input: the same refusal at every door, and nothing stored.
+    for (chat, character) in [("9", None), ("1", Some("99"))] {
+        let mut flags = vec![
+            "message",
+            "append",
+            "--chat",
+            chat,
+            "--role",
+            "assistant",
+            "--content",
+            "hi",
+        ];
+        let mut message = json!({"role": "assistant", "content": "hi"});
+        if let Some(c) = character {
+            flags.extend(["--character", c]);
+            message["characterId"] = json!(c.parse::<i64>().unwrap_or_default());
+        }
+        let args = json!({ "message": message });
+        let said = cli_error(&tavo(cli.path(), &flags));
+        let (status, answer) =
+            server.post(&format!("/api/ops/tavo_message_append?chat={chat}"), &args);
+        let out = tavo(
+            model.path(),
+            &[
+                "tool",
+                "call",
+                "tavo_message_append",
+                &args.to_string(),
+                "--chat",
+                chat,
+                "--yes",
+            ],
+        );
+        let envelope: Value = serde_json::from_slice(&out.stdout).expect("the envelope");
+        assert_eq!(envelope["ok"], false, "{envelope}");
+        assert_eq!(
+            answer["error"], envelope["error"],
+            "HTTP and the tool: {args}"
+        );
+        let e = &envelope["error"];
+        let code = e["code"].as_str().unwrap_or_default();
+        assert_eq!(
+            said,
+            format!(
+                "error: {code}: {}",
+                e["message"].as_str().unwrap_or_default()
+            ),
+            "the CLI: {args}"
+        );
+        assert_eq!(
+            status,
+            if code == "invalid_arguments" {
+                400
+            } else {
+                404
+            },
+            "{answer}"
+        );
+    }
+    for d in [&cli, &http, &model] {
+        assert_eq!(messages(d.path(), 1).len(), 2, "nothing stored");
+    }
+}
