@@ -5,8 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
 
+/** @type {Awaited<ReturnType<typeof startMock>>} */ let chatMock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
 /** @type {import('node:http').Server} */ let mock;
@@ -47,7 +48,8 @@ before(async () => {
   });
   await new Promise((r) => mock.listen(0, '127.0.0.1', () => r(null)));
   const port = /** @type {any} */ (mock.address()).port;
-  tavo = await startTavo();
+  chatMock = await startMock({ turns: [{ text: '*lights the lamp* "The lamp is lit." [OOC: note]' }], repeatLast: true });
+  tavo = await startTavo({ mock: chatMock });
   await tavo.api('POST', '/api/tts/connections', {
     name: 'speech', platform: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'tts-1',
     apiKey: 'sk-voice-secret-0123456789', options: { responseFormat: 'wav' },
@@ -61,6 +63,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await tavo?.stop();
+  chatMock?.stop();
   mock?.close();
 });
 
@@ -123,5 +126,25 @@ test('Settings → Voice: connections listed with masked keys, switches and rule
   await voice.scrollIntoViewIfNeeded();
   await shot(page, 'settings-voice');
   assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('with auto-play on, a finished reply is spoken with the playback rules', async () => {
+  await tavo.api('PUT', '/api/tts/settings', { autoPlay: true, onlyQuotes: true });
+  const before = seen.length;
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.getByRole('article', { name: 'Mira' }).first().waitFor();
+  await page.getByRole('textbox', { name: 'Message' }).fill('Is it dark yet?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('article', { name: 'Mira' }).last().getByText(/The lamp is lit/).waitFor({ timeout: 15000 });
+  // The player asked for the reply's message; the server spoke only the quote.
+  for (let i = 0; i < 100 && seen.length === before; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(seen.length, before + 1, JSON.stringify(seen.slice(before)));
+  assert.equal(seen[before].body.input, 'The lamp is lit.');
+  await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
+  assert.deepEqual(errors, []);
+  await tavo.api('PUT', '/api/tts/settings', { autoPlay: false });
   await page.close();
 });

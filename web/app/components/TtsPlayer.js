@@ -74,9 +74,11 @@ function onTts(d) {
 function onReply(d) {
   if (!autoPlay || !d || d.status !== 'finished' || d.chatId !== chatView.id.value) return;
   const chatId = d.chatId;
-  get(`/api/replies/${encodeURIComponent(d.replyId)}`)
-    .then((r) => {
-      if (r && r.messageId) return speak(chatId, { messageId: r.messageId, applyPlaybackRules: true, queue: true });
+  // The reply's message is the chat's newest one once the reply has finished.
+  get(`/api/chats/${chatId}/messages?limit=1`)
+    .then((page) => {
+      const m = page && page.messages && page.messages[page.messages.length - 1];
+      if (m && m.role === 'assistant') return speak(chatId, { messageId: m.id, applyPlaybackRules: true, queue: true });
     })
     .catch(() => {});
 }
