@@ -370,9 +370,7 @@ impl PromptKnobs {
 
 /// The default connection's model, when there is one (the tokenizer a start warms).
 pub(crate) fn default_model(store: &Store) -> Option<String> {
-    let setting = store
-        .setting_get(tavo_llm::connection::SETTINGS_KEY)
-        .ok()?;
+    let setting = store.setting_get(tavo_llm::connection::SETTINGS_KEY).ok()?;
     let book = tavo_llm::ConnectionBook::from_setting(setting).ok()?;
     book.pick(None).ok().map(|c| c.model.clone())
 }
