@@ -562,3 +562,101 @@ fn message_appends_are_the_same_at_every_door() {
         assert_eq!(messages(d.path(), 1).len(), 2, "nothing stored");
     }
 }
+
+#[test]
+fn message_edits_are_the_same_at_every_door() {
+    let (cli, http, model) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    for d in [&cli, &http, &model] {
+        setup(d.path());
+        ok(tavo(d.path(), &["chat", "create", "--character", "1"]));
+    }
+    let server = Http::start(http.path());
+    let call = |data: &Path, args: &Value| -> Value {
+        let out = tavo(
+            data,
+            &[
+                "tool",
+                "call",
+                "tavo_message_update",
+                &args.to_string(),
+                "--chat",
+                "1",
+                "--yes",
+            ],
+        );
+        serde_json::from_slice(&out.stdout).expect("the envelope")
+    };
+    // The greeting (message 1) edited.
+    ok(tavo(
+        cli.path(),
+        &[
+            "message",
+            "edit",
+            "--chat",
+            "1",
+            "--id",
+            "1",
+            "--content",
+            "Yo again.",
+        ],
+    ));
+    let args = json!({"message": {"id": 1, "content": "Yo again."}});
+    let (status, answer) = server.post("/api/ops/tavo_message_update?chat=1", &args);
+    assert_eq!(
+        (status, answer["ok"].clone()),
+        (200, json!(true)),
+        "{answer}"
+    );
+    let envelope = call(model.path(), &args);
+    assert_eq!(envelope["ok"], true, "{envelope}");
+    assert_eq!(
+        answer["result"], envelope["result"],
+        "HTTP and the tool answer the same"
+    );
+    let stored = messages(cli.path(), 1);
+    assert_eq!(stored[0]["content"], "Yo again.");
+    assert_eq!(
+        stored,
+        messages(http.path(), 1),
+        "CLI and HTTP store the same"
+    );
+    assert_eq!(
+        stored,
+        messages(model.path(), 1),
+        "CLI and the tool store the same"
+    );
+
+    // A message that does not exist: the same refusal everywhere.
+    let said = cli_error(&tavo(
+        cli.path(),
+        &[
+            "message",
+            "edit",
+            "--chat",
+            "1",
+            "--id",
+            "99",
+            "--content",
+            "x",
+        ],
+    ));
+    let args = json!({"message": {"id": 99, "content": "x"}});
+    let (status, answer) = server.post("/api/ops/tavo_message_update?chat=1", &args);
+    let envelope = call(model.path(), &args);
+    assert_eq!(envelope["ok"], false, "{envelope}");
+    assert_eq!(answer["error"], envelope["error"], "HTTP and the tool");
+    let e = &envelope["error"];
+    assert_eq!(e["code"], "resource_not_found", "{e}");
+    assert_eq!(
+        said,
+        format!(
+            "error: resource_not_found: {}",
+            e["message"].as_str().unwrap_or_default()
+        )
+    );
+    assert_eq!(status, 404);
+}
