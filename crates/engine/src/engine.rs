@@ -373,7 +373,6 @@ impl Engine {
         crate::generate::generate(&self.inner, req).await
     }
 
-
     /// The live reply with this id.
     pub fn reply(&self, id: &str) -> Option<ReplyHandle> {
         self.inner.live().values().find(|h| &*h.id == id).cloned()
