@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link, navigate } from '../router.js';
-import { get } from '../api.js';
+import { get, del } from '../api.js';
 import { chatView, updateChat, cloneChat, toast, errorText, libraryTick, setMemberMuted, startReply, currentReply } from '../store.js';
 import { Avatar } from './Avatar.js';
 import { PluginSidebar } from './PluginSidebar.js';
@@ -149,7 +149,31 @@ export function ChatPanel({ onClose }) {
           <label class="check"><input type="checkbox" disabled=${busy} checked=${chat.advancedRendering !== false}
             onChange=${(/** @type {any} */ e) => save({ advancedRendering: e.currentTarget.checked })} /> Advanced rendering (messages as HTML and CSS; scripts follow the JavaScript setting)</label>
         </fieldset>
+        <${RememberedApprovals} chatId=${chat.id} />
         <p><button type="button" disabled=${busy} onClick=${clone}>Clone chat</button></p>
         <${PluginSidebar} />`}
   </aside>`;
+}
+
+const CHOICE = /** @type {Record<string, string>} */ ({ allow: 'always allowed', deny: 'always denied', ask: 'asks each time' });
+
+/** The tool choices remembered for this chat in the confirmation dialog, each one forgettable. @param {{chatId: number}} props */
+function RememberedApprovals({ chatId }) {
+  const [tools, setTools] = useState(/** @type {Record<string, string> | null} */ (null));
+  const reply = currentReply.value;
+  const pending = reply ? reply.pending.value : null;
+  useEffect(() => {
+    get(`/api/chats/${chatId}/approvals`).then((r) => setTools(r.tools), () => setTools({}));
+  }, [chatId, pending]);
+  const names = Object.keys(tools || {});
+  return html`<fieldset><legend>Tool approvals in this chat</legend>
+    ${tools === null
+      ? html`<p class="muted">Loading…</p>`
+      : names.length === 0
+        ? html`<p class="muted">None remembered: tools that ask will ask.</p>`
+        : html`<ul class="approval-list">${names.map((t) => html`<li key=${t} class="row">
+            <code class="grow">${t}</code> <span class="muted">${CHOICE[/** @type {any} */ (tools)[t]] || tools[t]}</span>
+            <button type="button" class="small" aria-label=${'Forget the choice for ' + t}
+              onClick=${() => del(`/api/chats/${chatId}/approvals/${encodeURIComponent(t)}`).then((r) => setTools(r.tools), (e) => toast(errorText(e), 'error'))}>Forget</button></li>`)}</ul>`}
+  </fieldset>`;
 }

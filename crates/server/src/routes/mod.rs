@@ -2,6 +2,7 @@
 //! the handlers' `#[utoipa::path]` annotations.
 
 pub mod app_support;
+pub mod approvals;
 pub mod assets;
 pub mod audit;
 pub mod backup;
@@ -89,6 +90,8 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(app_support::character_display))
         .routes(routes!(app_support::clone_chat))
         .routes(routes!(group::set_member))
+        .routes(routes!(approvals::list))
+        .routes(routes!(approvals::forget))
         .routes(routes!(app_support::list_settings))
         .routes(routes!(app_support::set_setting))
         .routes(routes!(app_support::test_connection))
