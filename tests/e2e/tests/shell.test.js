@@ -55,7 +55,7 @@ test('a token-protected server asks for the token and keeps the session in an Ht
 test('settings: connections are listed with the key masked, tested, and tool settings change', async () => {
   const page = await browser.context.newPage();
   await page.goto(tavo.url + '/settings');
-  await page.getByRole('heading', { name: 'Connections' }).waitFor();
+  await page.getByRole('heading', { name: 'Connections', exact: true }).waitFor();
   await page.getByText('mock', { exact: true }).waitFor();
   await page.getByRole('button', { name: 'Test' }).click();
   await page.getByText(/Answered in \d+ ms: “pong”/).waitFor();
