@@ -650,7 +650,7 @@
     const own = list.find((/** @type {any} */ m) => m.id === me.id);
     return own ? own.floor : null;
   }
-  /** @param {any} config */
+  /** JS-Slash-Runner's generate / generateRaw: `{user_input}` (or the text) → tavo.generate. @param {boolean} context */
   const helperGenerate = (context) => async (/** @type {any} */ config) => {
     const input = config && typeof config === 'object' ? config.user_input : config;
     return tavo.generate(String(input ?? ''), { context });
