@@ -104,7 +104,7 @@ export function MessageList() {
   const streamingId = reply && reply.status.value !== 'finished' ? reply.messageId.value : null;
   const streamingShown = reply && streamingId != null && msgs.some((m) => m.id === streamingId);
   const atTail = win.end === msgs.length;
-  return html`<div class="messages" ref=${scroller} onScroll=${onScroll} tabIndex="0" aria-label="Messages">
+  return html`<div class="messages" ref=${scroller} onScroll=${onScroll} tabIndex="0" role="region" aria-label="Messages">
     <div class="messages-inner" ref=${content} role="log" aria-live="off">
       ${win.start === 0 && !chatView.hasMore.value && msgs.length
         ? html`<p class="muted start-of-chat">Start of the chat</p>`
