@@ -353,6 +353,15 @@ impl Engine {
         .await
     }
 
+    /// One generation on the chat's connection that writes nothing (`tavo.generate`, `POST
+    /// /api/chats/{id}/generate`); see [`crate::generate`].
+    pub async fn generate(
+        &self,
+        req: crate::generate::GenerateRequest,
+    ) -> Result<crate::generate::Generated, crate::generate::GenerateError> {
+        crate::generate::generate(&self.inner, req).await
+    }
+
     /// Waits until the automatic memory extractions started after replies have ended (a CLI
     /// process waits for them before it exits; a server never needs to).
     pub async fn wait_background(&self) {
@@ -363,14 +372,6 @@ impl Engine {
     /// replayed). Call once at start-up.
     pub fn recover(&self) -> Result<Vec<ReplyRecord>, EngineError> {
         Ok(recover_interrupted(&self.inner.store)?)
-    }
-    /// One generation on the chat's connection that writes nothing (`tavo.generate`, `POST
-    /// /api/chats/{id}/generate`); see [`crate::generate`].
-    pub async fn generate(
-        &self,
-        req: crate::generate::GenerateRequest,
-    ) -> Result<crate::generate::Generated, crate::generate::GenerateError> {
-        crate::generate::generate(&self.inner, req).await
     }
 
     /// The live reply with this id.
