@@ -221,6 +221,12 @@ function startGlobalEvents() {
           next[d.chatId] = { replyId: d.replyId, status: d.status, pendingId: d.pendingId };
         } else delete next[d.chatId];
         liveReplies.value = next;
+        // A reply of the open chat that another door started (another tab, the CLI, MCP, a
+        // model's tool): shown as it streams, or — already over — by its stored message.
+        if (d.chatId === chatView.id.value && !replies.has(d.chatId) && chatView.chat.value) {
+          if (d.status === 'running' || d.status === 'waiting') resumeReply(d.chatId).catch(() => {});
+          else refreshTail().catch(() => {});
+        }
       } else if (ev.event === 'library') {
         libraryTick.value++;
         for (const f of libraryListeners) f(ev.data);
@@ -707,12 +713,32 @@ export async function startReply(kind, text, opts = {}) {
     if (kind === 'impersonate') setDraft('');
     answer = await post(`/api/chats/${chatId}/replies`, { type: kind });
   }
-  const r = newReply(chatId, answer.replyId, kind, base);
+  followReply(chatId, answer.replyId, kind, base);
+  if (kind === 'normal') refreshTail().catch(() => {});
+}
+
+/**
+ * Shows and follows reply `replyId` of chat `chatId`, started by this page (the composer, a
+ * bubble's `/trigger`). Followed by id, not looked up as the chat's live reply: a short reply can
+ * end before the page would look, and its events (then its stored message) must still arrive.
+ * @param {number} chatId @param {string} replyId
+ * @param {'normal'|'regenerate'|'swipe'|'continue'|'impersonate'} [kind] @param {string} [base]
+ */
+export function followReply(chatId, replyId, kind = 'normal', base = '') {
+  // Already followed (the global event stream can announce it first): one follower only.
+  const known = replies.get(chatId);
+  if (known && known.replyId === replyId) {
+    // Picked up as a plain reply before this page knew its kind: it is what this page started.
+    known.kind = kind;
+    known.base = base;
+    if (chatView.id.value === chatId) currentReply.value = known;
+    return;
+  }
+  const r = newReply(chatId, replyId, kind, base);
   replies.set(chatId, r);
   if (chatView.id.value === chatId) currentReply.value = r;
   liveReplies.value = { ...liveReplies.value, [chatId]: { replyId: r.replyId, status: 'running' } };
   follow(r);
-  if (kind === 'normal') refreshTail().catch(() => {});
 }
 
 export async function stopReply() {

@@ -172,6 +172,28 @@ impl DisplayContext {
             .text
     }
 
+    /// Expands macros in a message's text except inside its `<script>` elements, which are left
+    /// as written. A bubble's script runs later than its copy is made and reads the chat when it
+    /// runs: `triggerSlash('/setvar key=n 1 | /echo {{getvar::n}}')` must see the value it has
+    /// just set, which a `{{getvar::n}}` expanded at display time (to the old value) would hide.
+    /// SillyTavern, whose scripts these are, expands no macros in a shown message at all past the
+    /// greeting.
+    fn expand_outside_scripts(&self, text: &str, ctx: &MacroContext, seed: u64) -> String {
+        let spans = script_spans(text);
+        if spans.is_empty() {
+            return self.expand(text, ctx, seed, false);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in spans {
+            out.push_str(&self.expand(&text[at..start], ctx, seed, false));
+            out.push_str(&text[start..end]);
+            at = end;
+        }
+        out.push_str(&self.expand(&text[at..], ctx, seed, false));
+        out
+    }
+
     /// Expands macros in `text` as the chat's first member (variable writes dropped, no EJS):
     /// a text written into the chat for its character, such as the image injection template.
     pub fn expand_macros(&self, text: &str, seed: u64) -> String {
@@ -189,7 +211,7 @@ impl DisplayContext {
         let ctx = self.macro_context(speaker);
         let seed = message.id.map(|MessageId(id)| id as u64).unwrap_or(0);
         let mut shown = message.clone();
-        shown.content = self.expand(&message.content, &ctx, seed, false);
+        shown.content = self.expand_outside_scripts(&message.content, &ctx, seed);
         shown.reasoning = message
             .reasoning
             .as_deref()
@@ -215,6 +237,44 @@ impl DisplayContext {
             reasoning: shown.reasoning,
         }
     }
+}
+
+/// The byte ranges of `text`'s `<script …>…</script>` elements, tags included, in order; an
+/// element left open runs to the end of the text (as an HTML parser reads it).
+fn script_spans(text: &str) -> Vec<(usize, usize)> {
+    const OPEN: &[u8] = b"<script";
+    const CLOSE: &[u8] = b"</script";
+    let bytes = text.as_bytes();
+    let find = |needle: &[u8], from: usize| -> Option<usize> {
+        bytes
+            .get(from..)?
+            .windows(needle.len())
+            .position(|w| w.eq_ignore_ascii_case(needle))
+            .map(|i| i + from)
+    };
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(start) = find(OPEN, from) {
+        // `<scripts>` or `<script-x>` is another element.
+        let after = bytes.get(start + OPEN.len()).copied();
+        if !matches!(
+            after,
+            Some(b'>' | b' ' | b'\t' | b'\n' | b'\r' | b'/') | None
+        ) {
+            from = start + OPEN.len();
+            continue;
+        }
+        let end = match find(CLOSE, start + OPEN.len()) {
+            Some(close) => bytes[close..]
+                .iter()
+                .position(|&b| b == b'>')
+                .map_or(bytes.len(), |i| close + i + 1),
+            None => bytes.len(),
+        };
+        spans.push((start, end));
+        from = end;
+    }
+    spans
 }
 
 /// A character's card text as shown on its page: macros expanded with the character as
@@ -342,6 +402,19 @@ mod tests {
         let shown = ctx.message(&m, 0);
         assert_eq!(shown.content, "Hi Ann. [Seraphina's status] Bye.");
         assert_eq!(m.content, "Hi {{user}}. <status>hp 3</status> Bye.");
+    }
+
+    #[test]
+    fn macros_inside_scripts_are_left_for_the_script_to_read_when_it_runs() {
+        let (_dir, store, chat) = store_with(RegexTiming::Send);
+        let ctx = DisplayContext::load(&store, chat).expect("load");
+        let text = "<p>{{user}}</p><SCRIPT type=\"module\">triggerSlash('/echo {{getvar::n}} {{user}}')</script >{{user}}<scripts>{{user}}</scripts><script>{{user}}";
+        let shown = ctx.message(&reply(text), 0);
+        assert_eq!(
+            shown.content,
+            "<p>Ann</p><SCRIPT type=\"module\">triggerSlash('/echo {{getvar::n}} {{user}}')</script >Ann<scripts>Ann</scripts><script>{{user}}"
+        );
+        assert_eq!(script_spans("no scripts {{user}}"), vec![]);
     }
 
     #[test]

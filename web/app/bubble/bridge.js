@@ -7,7 +7,7 @@
 // before a destructive call.
 
 import { get, post, op, ApiError } from '../api.js';
-import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble, resumeReply } from '../store.js';
+import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble, followReply } from '../store.js';
 import { runSlash } from './slash.js';
 import { sendInput } from '../plugins/send.js';
 
@@ -334,12 +334,13 @@ def('triggerSlash', async (c, [line]) => {
       const r = currentReply.value;
       if (chatView.id.value === c.chatId && r && r.status.value !== 'finished' && !r.error.value) throw new Error('/trigger: a reply is already running');
       if (!(await allowed(c, 'start a reply'))) throw new Error('/trigger: the user did not allow this card to start replies');
+      let answer;
       try {
-        await post(`/api/chats/${c.chatId}/replies`, { type: 'normal' });
+        answer = await post(`/api/chats/${c.chatId}/replies`, { type: 'normal' });
       } catch (e) {
         throw new Error(`/trigger: ${e instanceof Error ? e.message : String(e)}`);
       }
-      if (chatView.id.value === c.chatId) resumeReply(c.chatId).catch(() => {});
+      if (chatView.id.value === c.chatId && answer && answer.replyId) followReply(c.chatId, answer.replyId);
     },
   };
   try {

@@ -44,7 +44,7 @@ export function BubbleContent({ message: m }) {
   const after = light(r.after);
   return html`<div class="prose content rich scripted">
     ${before ? html`<${BubbleHtml} html=${before} />` : null}
-    <${BubbleFrame} doc=${r.doc} chatId=${chat.id} messageId=${m.id} card=${card} />
+    <${BubbleFrame} doc=${r.doc} source=${m.content} chatId=${chat.id} messageId=${m.id} card=${card} />
     ${after ? html`<${BubbleHtml} html=${after} />` : null}
   </div>`;
 }

@@ -19,13 +19,22 @@ const NEAR = '800px 0px';
 const keep = new Set();
 
 /**
- * @param {{doc: string, chatId: number, messageId: number, card: {key: string, name: string}, plugin?: any, title?: string, bare?: boolean}} props
+ * @param {{doc: string, source?: string, chatId: number, messageId: number, card: {key: string, name: string}, plugin?: any, title?: string, bare?: boolean}} props
+ *   `source` is what `doc` is made from (a message's stored text): only a new source runs the
+ *   bubble again. The display copy also changes with the world around the message — a macro
+ *   such as `{{getvar::name}}` that the bubble's own script sets, a regex rule's depth as
+ *   messages arrive — and re-running on that would run a script that calls `/send` or `/sys`
+ *   once more and append its message twice. Without `source`, `doc` is its own source.
  *   `plugin`, `title` and `bare` make it a plugin's fragment frame (its `tavo.plugin`, its own title, no script bar).
  */
-export function BubbleFrame({ doc, chatId, messageId, card, plugin, title, bare }) {
+export function BubbleFrame({ doc, source, chatId, messageId, card, plugin, title, bare }) {
   const slot = useRef(/** @type {HTMLDivElement|null} */ (null));
   const channel = useRef(/** @type {Channel|null} */ (null));
-  const shownDoc = useRef(doc);
+  const origin = source ?? doc;
+  const shownSource = useRef(origin);
+  /** The newest copy: what a (re)started frame is given. */
+  const latestDoc = useRef(doc);
+  latestDoc.current = doc;
   const [near, setNear] = useState(false);
   const [height, setHeight] = useState(120);
   const [stopped, setStopped] = useState(/** @type {string|null} */ (null));
@@ -46,13 +55,13 @@ export function BubbleFrame({ doc, chatId, messageId, card, plugin, title, bare 
     return () => io.disconnect();
   }, [near]);
 
-  // A new copy re-renders the bubble, unless its script asked to keep running.
+  // A new source re-renders the bubble, unless its script asked to keep running.
   useEffect(() => {
-    if (doc === shownDoc.current) return;
+    if (origin === shownSource.current) return;
+    shownSource.current = origin;
     if (keep.delete(messageId)) return;
-    shownDoc.current = doc;
     setRun((n) => n + 1);
-  }, [doc]);
+  }, [origin]);
 
   useEffect(() => {
     const el = slot.current;
@@ -73,7 +82,7 @@ export function BubbleFrame({ doc, chatId, messageId, card, plugin, title, bare 
       onLog: (text) => setLogs((l) => [...l.slice(-4), text]),
       onKeep: () => keep.add(messageId),
     });
-    ch.start(shownDoc.current);
+    ch.start(latestDoc.current);
     f.setAttribute('src', FRAME_SRC);
     el.appendChild(f);
     channel.current = ch;

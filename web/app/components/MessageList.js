@@ -21,22 +21,37 @@ export function MessageList() {
   const firstFloor = useRef(/** @type {number|null} */ (null));
   const anchor = useRef(/** @type {{key: string, top: number} | null} */ (null));
   const [win, setWin] = useState({ start: Math.max(0, msgs.length - WINDOW), end: msgs.length });
+  /** The last message's id and the message count at the previous render of `msgs`. */
+  const lastId = useRef(/** @type {number|null} */ (msgs.length ? msgs[msgs.length - 1].id : null));
+  const shownLen = useRef(msgs.length);
 
-  // Keep the window on the same messages when pages are prepended, and on the tail when the
-  // user is at the bottom.
+  // Keep the window on the same messages when pages are prepended. A window that reached the
+  // last message keeps reaching it as messages arrive — scrolled up or not, a new message is in
+  // the DOM, below what is being read, and only the far end is dropped past MAX. A message the
+  // user sent brings the list back to the bottom, as a reply to it will stream there.
   useLayoutEffect(() => {
     const first = msgs.length ? msgs[0].floor : null;
     const prepended = firstFloor.current != null && first != null && first < firstFloor.current
       ? msgs.findIndex((m) => m.floor === firstFloor.current)
       : 0;
     firstFloor.current = first;
+    const last = msgs.length ? msgs[msgs.length - 1] : null;
+    const appended = last != null && last.id !== lastId.current && lastId.current != null;
+    if (appended && last.role === 'user') stick.current = true;
+    lastId.current = last ? last.id : null;
+    const hadTail = shownLen.current;
+    shownLen.current = msgs.length;
     setWin((w) => {
       let start = w.start + Math.max(0, prepended);
       let end = w.end + Math.max(0, prepended);
-      if (stick.current || end > msgs.length || w.end === 0) {
+      const followTail = w.end === 0 || w.end >= hadTail;
+      if (stick.current || end > msgs.length || followTail) {
         end = msgs.length;
-        start = Math.max(0, Math.min(start, end - WINDOW));
-        if (end - start > MAX) start = end - MAX;
+        if (stick.current) start = Math.max(0, Math.min(start, end - WINDOW));
+        if (end - start > MAX) {
+          if (!stick.current) remember();
+          start = end - MAX;
+        }
       }
       if (start > end) start = Math.max(0, end - WINDOW);
       return start === w.start && end === w.end ? w : { start, end };
@@ -83,19 +98,20 @@ export function MessageList() {
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
-    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-    if (el.scrollTop < EDGE) {
-      if (win.start > 0) {
-        remember();
-        const start = Math.max(0, win.start - STEP);
-        setWin({ start, end: Math.min(win.end, start + MAX) });
-      } else if (chatView.hasMore.value && !chatView.loadingOlder.value) {
-        loadOlder();
-      }
-    } else if (el.scrollHeight - el.scrollTop - el.clientHeight < EDGE && win.end < msgs.length) {
+    const below = el.scrollHeight - el.scrollTop - el.clientHeight;
+    stick.current = below < 40;
+    // Near the top, widen upwards (or fetch the previous page); near the bottom, downwards. A
+    // short list is near both: whichever has something to add does it.
+    if (el.scrollTop < EDGE && win.start > 0) {
+      remember();
+      const start = Math.max(0, win.start - STEP);
+      setWin({ start, end: Math.min(win.end, start + MAX) });
+    } else if (below < EDGE && win.end < msgs.length) {
       remember();
       const end = Math.min(msgs.length, win.end + STEP);
       setWin({ start: Math.max(win.start, end - MAX), end });
+    } else if (el.scrollTop < EDGE && chatView.hasMore.value && !chatView.loadingOlder.value) {
+      loadOlder();
     }
   };
 
