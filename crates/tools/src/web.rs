@@ -76,7 +76,7 @@ impl WebAdapter {
     }
 }
 
-fn fetch_error(e: FetchError) -> ToolError {
+pub(crate) fn fetch_error(e: FetchError) -> ToolError {
     let reason = e.code();
     let code = match reason {
         "invalid_arguments" | "invalid_url" | "invalid_cursor" | "cursor_expired" => {

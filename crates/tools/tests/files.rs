@@ -369,3 +369,136 @@ async fn the_reply_budget_ends_in_result_too_large() {
         .await;
     assert_eq!(small.envelope["ok"], json!(true));
 }
+
+/// A one-route HTTP server on 127.0.0.1: `/cat.png` answers `body`, anything else 404.
+async fn serve_once_per_request(body: &'static [u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 4096];
+            let n = sock.read(&mut buf).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            let found = head.starts_with("GET /cat.png ");
+            let (status, payload): (&str, &[u8]) = if found {
+                ("200 OK", body)
+            } else {
+                ("404 Not Found", b"no such file")
+            };
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: image/png\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                payload.len()
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+            let _ = sock.write_all(payload).await;
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn save_detects_data_urls_and_downloads_http_urls() {
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot really an image, but bytes";
+    let lib = Lib::new();
+    let chat = lib.chat("download");
+    let base = serve_once_per_request(PNG).await;
+
+    // Without an encoding: a data: URL is decoded, text stays text.
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "hi.txt", "content": "data:text/plain;base64,aGk="}),
+        )
+        .await;
+    assert_eq!(saved["size"], json!(2));
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "link.txt", "content": "https://example.com is where it is"}),
+        )
+        .await;
+    assert_eq!(
+        saved["size"],
+        json!(34),
+        "a sentence starting with a URL is text"
+    );
+
+    // Loopback is refused when the user narrowed downloads to public addresses; nothing saved.
+    lib.store
+        .setting_set(tavo_web::AddressPolicy::SETTING, &json!("publicOnly"))
+        .expect("policy");
+    let url = format!("{base}/cat.png");
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "cat.png", "content": url}),
+        )
+        .await;
+    assert_eq!(e["code"], json!("permission_denied"), "{e}");
+    assert_eq!(
+        lib.ok(Some(chat), "tavo_file_exists", json!({"name": "cat.png"}))
+            .await["exists"],
+        json!(false)
+    );
+
+    // Allowed (the default): downloaded as it is.
+    lib.store
+        .setting_set(tavo_web::AddressPolicy::SETTING, &json!("allowAll"))
+        .expect("policy");
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "cat.png", "content": url}),
+        )
+        .await;
+    assert_eq!(saved["size"], json!(PNG.len()));
+    assert_eq!(saved["mimeType"], json!("image/png"));
+    let loaded = lib
+        .ok(
+            Some(chat),
+            "tavo_file_load",
+            json!({"name": "cat.png", "options": {"encoding": "base64"}}),
+        )
+        .await;
+    use base64::Engine as _;
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(loaded["content"].as_str().expect("base64"))
+            .expect("decode"),
+        PNG
+    );
+
+    // An explicit utf8 stores the URL itself; a 404 saves nothing.
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "url.txt", "content": url, "options": {"encoding": "utf8"}}),
+        )
+        .await;
+    assert_eq!(saved["size"], json!(url.len()));
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "gone.png", "content": format!("{base}/gone.png")}),
+        )
+        .await;
+    assert_eq!(e["code"], json!("unavailable"), "{e}");
+    assert!(
+        e["message"].as_str().is_some_and(|m| m.contains("404")),
+        "{e}"
+    );
+    assert_eq!(
+        lib.ok(Some(chat), "tavo_file_exists", json!({"name": "gone.png"}))
+            .await["exists"],
+        json!(false)
+    );
+}

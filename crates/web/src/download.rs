@@ -39,12 +39,14 @@ const DEFAULT_ACCEPT: &str = "text/html,application/xhtml+xml,text/markdown;q=0.
 application/json;q=0.9,application/xml;q=0.8,*/*;q=0.5";
 const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 
-/// Follows redirects from `url` and reads the final body.
+/// Follows redirects from `url` and reads the final body. A declared binary type (an image,
+/// audio…) is refused before its body is read unless `binary` says the caller stores bytes.
 pub(crate) async fn download(
     client: &reqwest::Client,
     policy: &FetchPolicy,
     url: Url,
     caller_headers: &HeaderMap,
+    binary: bool,
 ) -> Result<Download, FetchError> {
     let mut current = url;
     let mut headers = Some(caller_headers);
@@ -80,7 +82,7 @@ pub(crate) async fn download(
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok()),
         );
-        if content_type.declared() == Declared::Binary {
+        if !binary && content_type.declared() == Declared::Binary {
             return Err(FetchError::UnsupportedContentType {
                 content_type: content_type.essence.unwrap_or_default(),
             });

@@ -135,7 +135,7 @@ impl WebFetcher {
         let timeout = self.policy.total_timeout;
         let downloaded = tokio::time::timeout(
             timeout,
-            download::download(&self.client, &self.policy, url, &headers),
+            download::download(&self.client, &self.policy, url, &headers, false),
         )
         .await
         .map_err(|_| FetchError::Timeout)??;
@@ -144,6 +144,41 @@ impl WebFetcher {
         let mut doc = convert_off_runtime(move || process(submitted, downloaded, &limits)).await?;
         doc.duration = started.elapsed();
         Ok(doc)
+    }
+}
+
+/// A file downloaded as it is, not converted: the body of the final response under the same
+/// address, redirect and size rules as a page (`tavo.file.save(name, 'https://…')`).
+#[derive(Debug, Clone)]
+pub struct DownloadedFile {
+    /// The URL after redirects.
+    pub final_url: String,
+    /// The HTTP status of the final response (the caller decides what a non-2xx means).
+    pub status: u16,
+    /// The declared `type/subtype`, lower-case, without parameters.
+    pub mime_type: Option<String>,
+    /// The decompressed body, at most the policy's `decompressed_bytes`.
+    pub bytes: Vec<u8>,
+}
+
+impl WebFetcher {
+    /// Downloads one URL's body as bytes (no conversion, no page cache).
+    pub async fn download_file(&self, url: &str) -> Result<DownloadedFile, FetchError> {
+        let mut url = parse_url(url)?;
+        url.set_fragment(None);
+        let headers = download::caller_headers(&[])?;
+        let downloaded = tokio::time::timeout(
+            self.policy.total_timeout,
+            download::download(&self.client, &self.policy, url, &headers, true),
+        )
+        .await
+        .map_err(|_| FetchError::Timeout)??;
+        Ok(DownloadedFile {
+            final_url: downloaded.final_url.to_string(),
+            status: downloaded.status,
+            mime_type: downloaded.content_type.essence,
+            bytes: downloaded.body,
+        })
     }
 }
 

@@ -39,7 +39,7 @@ pub use document::{
     FetchRequest, FetchRequestAudit, FetchResult, FetchResultAudit, FetchedDocument,
 };
 pub use error::{BodyLimit, FetchError};
-pub use fetcher::{FetchArgs, WebFetcher, parse_url};
+pub use fetcher::{DownloadedFile, FetchArgs, WebFetcher, parse_url};
 pub use paging::page_starts;
 pub use policy::{AddressPolicy, FetchLimits, FetchPolicy};
 pub use resolver::{is_allowed, is_public};

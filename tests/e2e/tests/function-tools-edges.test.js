@@ -37,6 +37,10 @@ before(async () => {
       { text: 'The page went away.' },
       { text: 'This reply is long and slow, so the user has time to stop it before it ends.', delayMs: 250, chunk: 4 },
       { error: { status: 400, message: 'the provider refuses this request' } },
+      call('flip_coin'),
+      { text: 'Not flipped.' },
+      call('flip_coin'),
+      { text: 'Flipped it.' },
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
@@ -79,8 +83,10 @@ async function send(page, text) {
 /** Waits for the reply to end (Send is back). @param {import('playwright-core').Page} page */
 const replyDone = (page) => page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30000 });
 
-/** Opens the chat and waits until the entry ran. @param {import('playwright-core').Page} page */
+/** Opens the chat and waits until this page's entry ran (the mark an earlier page left is
+ * dropped first: a send before the entry registered its tools would find none). @param {import('playwright-core').Page} page */
 async function openChat(page) {
+  await tavo.api('POST', `/api/ops/tavo_variable_unset?chat=${chatId}`, { name: 'edge_tools' });
   await page.goto(`${tavo.url}/chats/${chatId}`);
   await page.getByRole('textbox', { name: 'Message' }).waitFor();
   await until(async () => (await vars(tavo, chatId)).chat.edge_tools, 15000, 'the entry ran');
@@ -249,5 +255,39 @@ test('Stop reaches the plugin as generation:cancelled with partial; a provider f
   assert.deepEqual(failed, { type: 'generation:error', code: 'generation_failed', message: 'string' });
   await replyDone(page);
   assert.deepEqual(errors.filter((e) => !/400|refuses|failed/i.test(e)), []);
+  await page.close();
+});
+
+test('a page tool obeys the approval policy as a built-in one does: ask, Deny refuses without running it, Allow runs it', async () => {
+  await tavo.api('PUT', '/api/settings/tools.approval', { value: { tools: { flip_coin: 'ask' }, chats: {} } });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await toggleCoin(page, 'Coin tool on');
+  const before = requests().length;
+  const dialog = page.getByRole('dialog');
+
+  await send(page, 'flip, but I will say no');
+  await dialog.getByRole('button', { name: 'Deny' }).waitFor({ timeout: 20000 });
+  await shot(page, 'function-tools-ask');
+  await dialog.getByRole('button', { name: 'Deny' }).click();
+  await page.getByText('Not flipped.').waitFor({ timeout: 20000 });
+  await replyDone(page);
+  let reqs = requests().slice(before);
+  assert.equal(reqs.length, 2);
+  assert.match(toolText(reqs[1]), /permission_denied|denied|did not allow/i, toolText(reqs[1]));
+  assert.doesNotMatch(toolText(reqs[1]), /heads/, 'a denied page tool does not run');
+  assert.equal(await page.locator('.toast', { hasText: 'Flipping a coin…' }).count(), 0, 'no toast: the action never ran');
+
+  await send(page, 'flip, and I will allow it');
+  await dialog.getByRole('button', { name: 'Allow' }).waitFor({ timeout: 20000 });
+  await dialog.getByRole('button', { name: 'Allow' }).click();
+  await page.getByText('Flipped it.').waitFor({ timeout: 20000 });
+  await replyDone(page);
+  reqs = requests().slice(before);
+  assert.equal(reqs.length, 4);
+  assert.match(toolText(reqs[3]), /heads/, 'allowed, the page ran it and the model got its result');
+  await tavo.api('PUT', '/api/settings/tools.approval', { value: { tools: {}, chats: {} } });
+  assert.deepEqual(errors, []);
   await page.close();
 });

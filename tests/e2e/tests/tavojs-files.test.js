@@ -41,6 +41,8 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
   R.unknown = tavo.file.url('nothing.png');
   R.path = await tavo.file.save('dot.png', 'data:image/png;base64,${PNG}');
   R.saved = tavo.file.url('dot.png');
+  R.remote = await tavo.file.save('remote.svg', '${tavo.url}/favicon.svg');
+  R.remoteText = await tavo.file.load('remote.svg');
   const a = new Image(); a.src = R.saved; document.body.appendChild(a); await loaded(a); R.savedWidth = a.naturalWidth;
   const g = new Image(); g.src = R.logo; document.body.appendChild(g); await loaded(g); R.logoWidth = g.naturalWidth;
   // The seed's own example: the save's relative path written into the page.
@@ -74,6 +76,8 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
   assert.equal(R.unknown, 'files/chat/nothing.png', 'an unknown name keeps the seed\'s relative path');
   assert.equal(R.path, 'files/chat/dot.png');
   assert.match(R.saved, signed, 'signed before the save resolved');
+  assert.equal(R.remote, 'files/chat/remote.svg', 'an http(s) URL is downloaded into storage');
+  assert.match(R.remoteText, /<svg/);
   assert.equal(R.savedWidth, 1);
   assert.equal(R.logoWidth, 1);
   assert.equal(R.relWidth, 1, 'a relative files/… src is pointed at its signed URL');

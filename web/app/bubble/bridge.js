@@ -249,15 +249,11 @@ async function saved(c, path) {
   if (m && c.fileSaved) await c.fileSaved(m[1], m[2]);
   return path;
 }
-/** The seed's auto-detection when no encoding is given: a `data:` URL is decoded, anything else is text. @param {string} content @param {any} opts */
-function saveOptions(content, opts) {
-  const o = options(opts, ['scope', 'encoding']) || {};
-  if (o.encoding === undefined && /^data:[^,]*,/i.test(content)) o.encoding = 'dataUrl';
-  return Object.keys(o).length ? o : undefined;
-}
+// Without an encoding the operation detects it, as at every door (seed 002): a `data:` URL is
+// decoded, an http(s) URL downloaded into storage, anything else stored as text.
 def('file.save', async (c, [name, content, opts]) => {
   const text = String(content ?? '');
-  return saved(c, await strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: text, options: saveOptions(text, opts) })), (r) => r.path));
+  return saved(c, await strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: text, options: options(opts, ['scope', 'encoding']) })), (r) => r.path));
 });
 def('file.load', (c, [name, opts]) =>
   soft(call(c, 'tavo_file_load', defined({ name: String(name ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.content, null));

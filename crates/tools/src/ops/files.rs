@@ -61,7 +61,9 @@ pub struct IoOptions {
     /// Storage scope (default `chat`).
     #[serde(default)]
     pub scope: Option<ScopeArg>,
-    /// Content encoding (default `utf8`).
+    /// Content encoding. Saving without one detects it: a `data:` URL is decoded, an
+    /// `http://` or `https://` URL is downloaded, anything else is text. Loading: `utf8` by
+    /// default.
     #[serde(default)]
     pub encoding: Option<EncodingArg>,
 }
@@ -99,7 +101,8 @@ pub struct SaveArgs {
     /// of the same name.
     #[schemars(length(min = 1))]
     pub name: String,
-    /// The content, encoded as `options.encoding` says.
+    /// The content, encoded as `options.encoding` says; without an encoding, a `data:` URL is
+    /// decoded and an `http(s)://` URL is downloaded (the web fetch's address and size rules).
     pub content: String,
     /// Scope and encoding.
     #[serde(default)]
@@ -216,22 +219,82 @@ fn percent_decode(s: &str) -> Vec<u8> {
     out
 }
 
-async fn save(args: SaveArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
-    check_name("name", &args.name)?;
-    let opts = args.options.unwrap_or_default();
-    let scope = resolve_scope(&ctx, opts.scope)?;
-    let bytes = match opts.encoding.unwrap_or_default() {
-        EncodingArg::Utf8 => args.content.into_bytes(),
-        EncodingArg::Base64 => STANDARD.decode(args.content.trim()).map_err(|e| {
+/// What a save's content is, once the encoding is known or detected.
+enum SaveContent {
+    Bytes(Vec<u8>),
+    Download(String),
+}
+
+fn save_content(content: String, encoding: Option<EncodingArg>) -> Result<SaveContent, ToolError> {
+    let encoding = match encoding {
+        Some(e) => e,
+        None if is_http_url(&content) => return Ok(SaveContent::Download(content)),
+        None if content
+            .get(..5)
+            .is_some_and(|p| p.eq_ignore_ascii_case("data:")) =>
+        {
+            EncodingArg::DataUrl
+        }
+        None => EncodingArg::Utf8,
+    };
+    Ok(SaveContent::Bytes(match encoding {
+        EncodingArg::Utf8 => content.into_bytes(),
+        EncodingArg::Base64 => STANDARD.decode(content.trim()).map_err(|e| {
             ToolError::invalid_at("content", format!("valid base64 ({e})"), "string")
         })?,
         EncodingArg::DataUrl => {
-            decode_data_url(&args.content)
+            decode_data_url(&content)
                 .map_err(|e| {
                     ToolError::invalid_at("content", format!("a data URL: {e}"), "string")
                 })?
                 .1
         }
+    }))
+}
+
+/// `http://…` or `https://…`, with no whitespace (a sentence that starts with a URL is text).
+fn is_http_url(content: &str) -> bool {
+    let lower = content
+        .get(..8)
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    (lower.starts_with("http://") || lower.starts_with("https://"))
+        && !content.trim_end().contains(char::is_whitespace)
+}
+
+/// Downloads `url` under the library's web fetch policy (public addresses only unless the user
+/// allowed all, the size and redirect limits); a non-2xx answer saves nothing.
+async fn download(ctx: &OpContext, url: &str) -> Result<Vec<u8>, ToolError> {
+    let policy = ctx
+        .blocking("reading the web fetch policy", |store| {
+            Ok(crate::web::load_fetch_policy(store))
+        })
+        .await?;
+    let fetcher = tavo_web::WebFetcher::new(policy).map_err(crate::web::fetch_error)?;
+    let file = fetcher
+        .download_file(url.trim())
+        .await
+        .map_err(crate::web::fetch_error)?;
+    if !(200..300).contains(&file.status) {
+        return Err(ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "{} answered HTTP {}; nothing was saved",
+                file.final_url, file.status
+            ),
+        )
+        .with_details(json!({"reason": "http_status", "status": file.status})));
+    }
+    Ok(file.bytes)
+}
+
+async fn save(args: SaveArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
+    check_name("name", &args.name)?;
+    let opts = args.options.unwrap_or_default();
+    let scope = resolve_scope(&ctx, opts.scope)?;
+    let bytes = match save_content(args.content, opts.encoding)? {
+        SaveContent::Bytes(b) => b,
+        SaveContent::Download(url) => download(&ctx, &url).await?,
     };
     let name = args.name;
     ctx.blocking("saving the file", move |store| {
