@@ -259,7 +259,7 @@ test('Stop reaches the plugin as generation:cancelled with partial; a provider f
 });
 
 test('a page tool obeys the approval policy as a built-in one does: ask, Deny refuses without running it, Allow runs it', async () => {
-  await tavo.api('PUT', '/api/settings/tools.approval', { value: { tools: { flip_coin: 'ask' }, chats: {} } });
+  assert.deepEqual(await tavo.api('PUT', '/api/approvals/flip_coin', { approval: 'ask' }), { tool: 'flip_coin', approval: 'ask' });
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await openChat(page);
@@ -287,7 +287,7 @@ test('a page tool obeys the approval policy as a built-in one does: ask, Deny re
   reqs = requests().slice(before);
   assert.equal(reqs.length, 4);
   assert.match(toolText(reqs[3]), /heads/, 'allowed, the page ran it and the model got its result');
-  await tavo.api('PUT', '/api/settings/tools.approval', { value: { tools: {}, chats: {} } });
+  assert.deepEqual(await tavo.api('DELETE', '/api/approvals/flip_coin'), { tools: {} });
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -84,17 +84,19 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     // Answer what the scripts ask the user: Deny, Cancel, Close.
     let answering = true;
     const answer = (async () => {
-      while (answering) {
+      // Ends with the page too: a failed assertion closes it without reaching `answering = false`.
+      while (answering && !page.isClosed()) {
         const open = page.locator('dialog[open]');
         if (await open.count().catch(() => 0)) {
           const b = open.first().getByRole('button', { name: /^(Deny|Cancel|Close)$/ }).first();
           await b.click({ timeout: 1000 }).catch(() => {});
         }
-        await page.waitForTimeout(100).catch(() => {});
+        await new Promise((r) => setTimeout(r, 100));
       }
     })();
 
-    // Scroll through the chat so that every bubble comes near the screen (frames are lazy).
+    // Scroll through the chat so that every bubble comes near the screen (frames are lazy, and
+    // made only for a bubble that stays near the screen a moment: pause as a reader does).
     const list = page.locator('.messages');
     for (let round = 0; round < 2; round++) {
       await list.evaluate((el) => { el.scrollTop = 0; });
@@ -102,7 +104,7 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
       const height = await list.evaluate((el) => el.scrollHeight);
       for (let y = 0; y <= height; y += 700) {
         await list.evaluate((el, top) => { el.scrollTop = top; }, y);
-        await page.waitForTimeout(80);
+        await page.waitForTimeout(250);
       }
     }
     await list.evaluate((el) => { el.scrollTop = el.scrollHeight; });

@@ -14,6 +14,32 @@ const DENY = ['camera', 'microphone', 'geolocation', 'display-capture', 'clipboa
   .join('; ');
 /** How far from the screen a frame is created. */
 const NEAR = '800px 0px';
+/** How long a bubble stays near the screen before its frame is made: a fast scroll past it
+ * loads no document at all. */
+const SETTLE_MS = 120;
+/** Frames waiting to be made, oldest first; one starts per idle moment (or every 60 ms at the
+ * latest), so opening a chat or stopping a scroll never loads a dozen documents in one task. */
+const startQueue = /** @type {(() => boolean)[]} */ ([]);
+let draining = false;
+function drain() {
+  draining = true;
+  const next = () => {
+    // A bubble that left the screen while it waited answers false and costs nothing.
+    while (startQueue.length && !(/** @type {() => boolean} */ (startQueue.shift()))());
+    if (!startQueue.length) {
+      draining = false;
+      return;
+    }
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(next, { timeout: 60 });
+    else setTimeout(next, 16);
+  };
+  next();
+}
+/** @param {() => boolean} start */
+function queueStart(start) {
+  startQueue.push(start);
+  if (!draining) drain();
+}
 
 /** Bubbles that updated themselves with `reuseContext: true`: their next new copy keeps the frame. @type {Set<number>} */
 const keep = new Set();
@@ -45,14 +71,27 @@ export function BubbleFrame({ doc, source, chatId, messageId, card, plugin, titl
     const el = slot.current;
     if (!el || near) return;
     if (typeof IntersectionObserver === 'undefined') return setNear(true);
+    let inside = false;
+    let gone = false;
+    /** @type {number|undefined} */
+    let settle;
     const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        setNear(true);
+      inside = entries[entries.length - 1].isIntersecting;
+      clearTimeout(settle);
+      if (!inside) return;
+      settle = window.setTimeout(() => queueStart(() => {
+        if (gone || !inside) return false;
         io.disconnect();
-      }
+        setNear(true);
+        return true;
+      }), SETTLE_MS);
     }, { rootMargin: NEAR });
     io.observe(el);
-    return () => io.disconnect();
+    return () => {
+      gone = true;
+      clearTimeout(settle);
+      io.disconnect();
+    };
   }, [near]);
 
   // A new source re-renders the bubble, unless its script asked to keep running.

@@ -1,0 +1,220 @@
+// Benchmark: SillyTavern's browser UI beside tavo's, on the same imported chat, in Debian's chromium.
+// For each chat size N (default 100,000; several may be given) and each app, three runs of:
+// - navigation → the chat's last message on screen (`totalMs`, from the page's navigation start), split into
+//   navigation → app ready (`readyMs`) and opening the chat from the app's start screen (`openMs`);
+// - DOM elements in the page and the messages rendered, once the last message shows and 1 s has passed
+//   (and the DOM elements when the app was ready, before the chat opened);
+// - bytes transferred by the first, cold load up to "app ready";
+// - the page's JS heap after a forced GC (CDP Runtime.getHeapUsage), and before it.
+// Prints one JSON line with both apps' figures: each figure's median over the 3 runs, and the runs themselves.
+//
+// SillyTavern is not a dependency of this repository; install it outside, as its npm package, e.g.:
+//   mkdir -p /tmp/st && cd /tmp/st && npm pack sillytavern@1.19.0 && tar xzf sillytavern-1.19.0.tgz \
+//     && mv package SillyTavern && cd SillyTavern && npm install --omit=dev
+// (unpack it and install its dependencies inside it: with `npm install sillytavern` into another folder the
+// dependencies land outside its server directory and it refuses to read its own image .wasm files.)
+// Run: cd tests/e2e && ST_DIR=/tmp/st/SillyTavern node bench/st-side-by-side.js [N ...]   (TAVO_BIN as for the tests)
+//
+// The script starts its own `node server.js` from ST_DIR with a fresh data root and config in a temporary
+// folder (loopback only, no auth, no browser launch, no update/model downloads) on a free port, and its own
+// `tavo serve`. SillyTavern's first start in a new data root compiles its frontend libraries (~30 s here).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { startTavo, launchBrowser, SERAPHINA } from '../lib/harness.js';
+
+const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
+if (!SIZES.length) SIZES.push(100000);
+const ST_DIR = process.env.ST_DIR;
+if (!ST_DIR || !existsSync(join(ST_DIR, 'server.js'))) throw new Error('set ST_DIR to an installed SillyTavern (see the header)');
+const RUNS = 3;
+const work = mkdtempSync(join(tmpdir(), 'st-bench-'));
+
+/** The chat long-chat.js imports into tavo, byte for byte. @param {number} n */
+function jsonl(n) {
+  const lines = [JSON.stringify({ user_name: 'User', character_name: 'Seraphina', create_date: '2024-01-01@00h00m00s', chat_metadata: {} })];
+  for (let i = 0; i < n; i++) {
+    const user = i % 2 === 1;
+    lines.push(JSON.stringify({ name: user ? 'User' : 'Seraphina', is_user: user, is_system: false, send_date: 'January 1, 2024 8:00am',
+      mes: `Message ${i}: ${user ? 'I walk further into the forest, *looking around*.' : 'She smiles. "The **path** is safe here; rest a while." ' + 'The trees hum softly. '.repeat(1 + (i % 5))}` }));
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** @returns {Promise<number>} */
+const freePort = () => new Promise((res) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = /** @type {any} */ (s.address()).port; s.close(() => res(p)); }); });
+/** @param {number[]} xs */
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** SillyTavern from ST_DIR on a free loopback port with a fresh data root. */
+async function startSillyTavern() {
+  const port = await freePort();
+  const dataRoot = join(work, 'st-data');
+  const configPath = join(work, 'st-config.yaml');
+  // Option names are those of ST_DIR/default/config.yaml. SillyTavern adds the options left out with their defaults.
+  writeFileSync(configPath, [
+    `dataRoot: ${JSON.stringify(dataRoot)}`,
+    'listen: false', // loopback only
+    `port: ${port}`,
+    'browserLaunch:', '  enabled: false',
+    'whitelistMode: true', 'whitelist:', '  - 127.0.0.1', '  - ::1',
+    'basicAuthMode: false', 'enableUserAccounts: false',
+    // No network here: keep it from trying to update extensions or download models and tokenizers.
+    'extensions:', '  enabled: true', '  autoUpdate: false', '  models:', '    autoDownload: false',
+    'enableDownloadableTokenizers: false',
+    '',
+  ].join('\n'));
+  const proc = spawn(process.execPath, ['server.js', '--configPath', configPath], { cwd: ST_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
+  process.on('exit', () => proc.kill('SIGKILL'));
+  /** @type {string[]} */
+  const log = [];
+  createInterface({ input: /** @type {any} */ (proc.stderr) }).on('line', (l) => log.push(l));
+  await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('SillyTavern did not start in 240 s:\n' + log.slice(-40).join('\n'))), 240000);
+    createInterface({ input: /** @type {any} */ (proc.stdout) }).on('line', (l) => {
+      log.push(l);
+      if (l.includes('SillyTavern is listening on')) { clearTimeout(timer); res(null); }
+    });
+    proc.on('exit', (code) => { clearTimeout(timer); rej(new Error(`SillyTavern exited with ${code}:\n${log.slice(-40).join('\n')}`)); });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const user = join(dataRoot, 'default-user');
+  // A new data root starts with a first-run popup asking the persona's name, over everything; mark it done
+  // (the same as answering it once). Nothing else in the settings is touched: "# of messages to load" keeps its default.
+  const settingsFile = join(user, 'settings.json');
+  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+  settings.firstRun = false;
+  writeFileSync(settingsFile, JSON.stringify(settings, null, 4));
+  // Its API wants a CSRF token bound to the session cookie.
+  const t = await fetch(url + '/csrf-token');
+  const cookie = t.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const { token } = await t.json();
+  /** @param {string} path @param {any} body */
+  const post = async (path, body) => {
+    const isForm = body instanceof FormData;
+    const r = await fetch(url + path, { method: 'POST', body: isForm ? body : JSON.stringify(body),
+      headers: { 'x-csrf-token': token, cookie, ...(isForm ? {} : { 'content-type': 'application/json' }) } });
+    if (!r.ok) throw new Error(`SillyTavern ${path}: ${r.status} ${await r.text()}`);
+    return r;
+  };
+  return { url, user, post, proc, version: JSON.parse(readFileSync(join(ST_DIR, 'package.json'), 'utf8')).version,
+    stop: () => new Promise((res) => { proc.once('exit', res); proc.kill('SIGTERM'); }) };
+}
+
+/**
+ * Three runs of: navigate to `url`, wait until `ready` resolves, open the chat with `open` (which returns the
+ * page's performance.now() when it began), wait for `last` to be visible; then count and weigh the page.
+ * @param {import('playwright-core').Page} page @param {string} url @param {() => Promise<void>} ready
+ * @param {() => Promise<number>} open @param {import('playwright-core').Locator} last @param {string} messageSelector
+ */
+async function measure(page, url, ready, open, last, messageSelector) {
+  const cdp = await page.context().newCDPSession(page);
+  const runs = [];
+  let coldTransferKB = 0;
+  for (let i = 0; i < RUNS; i++) {
+    await page.goto(url);
+    await ready();
+    const readyMs = await page.evaluate(() => performance.now());
+    // What the app's first load (fresh browser profile, empty cache) transferred by then: HTML, JS, CSS, images, API.
+    if (i === 0) coldTransferKB = await page.evaluate(() => Math.round(/** @type {PerformanceResourceTiming[]} */ ([...performance.getEntriesByType('navigation'),
+      ...performance.getEntriesByType('resource')]).reduce((s, e) => s + (e.transferSize || 0), 0) / 1024));
+    const domAtReady = await page.evaluate(() => document.getElementsByTagName('*').length);
+    const t0 = await open();
+    await last.waitFor({ timeout: 300000 });
+    const t1 = await page.evaluate(() => performance.now());
+    const inViewport = await last.evaluate((el) => { const r = el.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; });
+    await page.waitForTimeout(1000);
+    const dom = await page.evaluate((sel) => ({ elements: document.getElementsByTagName('*').length, messages: document.querySelectorAll(sel).length }), messageSelector);
+    const before = /** @type {any} */ (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    await cdp.send('HeapProfiler.collectGarbage');
+    const after = /** @type {any} */ (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    runs.push({ totalMs: Math.round(t1), readyMs: Math.round(readyMs), openMs: Math.round(t1 - t0), lastMessageInViewport: inViewport,
+      domElementsAtReady: domAtReady, domElements: dom.elements, messagesRendered: dom.messages, heapMB: +(after / 1e6).toFixed(1), heapBeforeGcMB: +(before / 1e6).toFixed(1) });
+  }
+  await cdp.detach();
+  /** @param {string} k */
+  const med = (k) => median(runs.map((r) => /** @type {any} */ (r)[k]));
+  return { totalMs: med('totalMs'), readyMs: med('readyMs'), openMs: med('openMs'), domElementsAtReady: med('domElementsAtReady'), domElements: med('domElements'),
+    messagesRendered: med('messagesRendered'), heapMB: med('heapMB'), heapBeforeGcMB: med('heapBeforeGcMB'), coldTransferKB, runs };
+}
+
+const out = /** @type {Record<string, any>} */ ({ loadavgBefore: readFileSync('/proc/loadavg', 'utf8').trim(), cpus: (await import('node:os')).cpus().length, sizes: SIZES });
+const st = await startSillyTavern();
+const tavo = await startTavo();
+try {
+  // --- set-up: the Seraphina card in both, then each chat ---
+  const card = new Blob([readFileSync(SERAPHINA)]);
+  const f = new FormData();
+  f.append('avatar', card, 'Seraphina.png');
+  f.append('file_type', 'png');
+  const avatar = (await (await st.post('/api/characters/import', f)).json()).file_name + '.png';
+  const stChar = await (await st.post('/api/characters/get', { avatar_url: avatar })).json();
+  // Clicking a character opens the chat file named in its card's `chat` field: write the chat under that name.
+  const stChatDir = join(st.user, 'chats', avatar.replace(/\.png$/, ''));
+  mkdirSync(stChatDir, { recursive: true });
+  const tf = new FormData();
+  tf.append('file', card, 'Seraphina.png');
+  /** @param {FormData} fd */
+  const tavoUpload = (fd) => fetch(tavo.url + '/api/import', { method: 'POST', body: fd, headers: { 'x-tavo-request': '1' } }).then((r) => r.json());
+  await tavoUpload(tf);
+  const settingsNow = JSON.parse(readFileSync(join(st.user, 'settings.json'), 'utf8'));
+  out.sillytavern = { version: st.version, chatTruncationSetting: settingsNow.power_user?.chat_truncation ?? 'unset (its default applies)' };
+  out.tavo = {};
+
+  for (const n of SIZES) {
+    const text = jsonl(n);
+    writeFileSync(join(stChatDir, stChar.chat + '.jsonl'), text);
+    const fd = new FormData();
+    fd.append('file', new Blob([text]), `chat-${n}.jsonl`);
+    const chatId = (await tavoUpload(fd)).results[0].chatId;
+
+    // --- SillyTavern ---
+    {
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.context.newPage();
+        const sel = `.recentChat[data-avatar="${avatar}"]`;
+        out.sillytavern[n] = await measure(page, st.url + '/',
+          async () => {
+            // Ready: its init finished (APP_READY, which it re-fires to late listeners) and the welcome screen
+            // lists the chat under "Recent Chats" (it reads every chat file for that list).
+            await page.waitForFunction(() => /** @type {any} */ (window).SillyTavern?.getContext, null, { timeout: 120000 });
+            await page.evaluate(() => new Promise((r) => { const c = /** @type {any} */ (window).SillyTavern.getContext(); c.eventSource.once(c.eventTypes.APP_READY, r); }));
+            await page.locator(sel).waitFor({ timeout: 120000 });
+          },
+          // Open it as a user does from the welcome screen: click its "Recent Chats" entry (the same as picking the
+          // character in the list, since it is the character's current chat). A DOM click, timed in the page, as
+          // tavo's pushState below.
+          () => page.evaluate((s) => { const t = performance.now(); /** @type {HTMLElement} */ (document.querySelector(s)).click(); return t; }, sel),
+          page.locator('#chat .mes', { hasText: `Message ${n - 1}:` }),
+          '#chat .mes');
+        out.sillytavern[n].chatTruncation = await page.evaluate(() => /** @type {any} */ (window).SillyTavern.getContext().powerUserSettings.chat_truncation);
+      } finally {
+        await browser.close();
+      }
+    }
+    // --- tavo: as long-chat.js, library on screen, then the chat's route ---
+    {
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.context.newPage();
+        out.tavo[n] = await measure(page, tavo.url + '/',
+          () => page.getByRole('heading', { name: 'Characters' }).waitFor(),
+          () => page.evaluate((id) => { const t = performance.now(); history.pushState(null, '', '/chats/' + id); dispatchEvent(new PopStateEvent('popstate')); return t; }, chatId),
+          page.locator('article.message').getByText(`Message ${n - 1}:`),
+          'article.message');
+      } finally {
+        await browser.close();
+      }
+    }
+  }
+  out.loadavgAfter = readFileSync('/proc/loadavg', 'utf8').trim();
+  console.log(JSON.stringify(out));
+} finally {
+  await tavo.stop();
+  await st.stop();
+  rmSync(work, { recursive: true, force: true });
+}
