@@ -18,12 +18,29 @@ const NEAR = '800px 0px';
  * loads no document at all. */
 const SETTLE_MS = 120;
 /** Frames waiting to be made, oldest first; one starts per idle moment (or every 60 ms at the
- * latest), so opening a chat or stopping a scroll never loads a dozen documents in one task. */
+ * latest) once the page has not scrolled for SETTLE_MS, so opening a chat or stopping a scroll
+ * never loads a dozen documents in one task, and a scroll in progress loads none. */
 const startQueue = /** @type {(() => boolean)[]} */ ([]);
 let draining = false;
+/** When the page last scrolled: no document is loaded while the user is scrolling. */
+let lastScroll = 0;
+if (typeof document !== 'undefined') {
+  document.addEventListener('scroll', (e) => {
+    // A list resting at its bottom is not being scrolled through: the message list following a
+    // growing bubble (or a stream) there scrolls too, and must not hold the next frames back.
+    const el = /** @type {any} */ (e.target);
+    if (el && typeof el.scrollHeight === 'number' && el.scrollHeight - el.scrollTop - el.clientHeight < 2) return;
+    lastScroll = performance.now();
+  }, { capture: true, passive: true });
+}
 function drain() {
   draining = true;
   const next = () => {
+    const since = performance.now() - lastScroll;
+    if (since < SETTLE_MS) {
+      setTimeout(next, SETTLE_MS - since);
+      return;
+    }
     // A bubble that left the screen while it waited answers false and costs nothing.
     while (startQueue.length && !(/** @type {() => boolean} */ (startQueue.shift()))());
     if (!startQueue.length) {
