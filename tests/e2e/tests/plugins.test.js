@@ -270,6 +270,10 @@ test('a chat with advanced rendering: fragments at every mount with role and pos
     [m2]: { 'every-message': 1, 'user-start': 1, 'last-character': 0, 'first-message': 0 },
     [m3]: { 'every-message': 1, 'user-start': 0, 'last-character': 1, 'first-message': 0 },
   };
+  // Frames are made one per idle moment: wait for each expected one, then check none is extra.
+  for (const [id, want] of Object.entries(expected)) {
+    for (const [fragment, n] of Object.entries(want)) if (n) await until(async () => (await has(Number(id), fragment)) === n, 20000, `message ${id}: ${fragment}`);
+  }
   for (const [id, want] of Object.entries(expected)) {
     for (const [fragment, n] of Object.entries(want)) assert.equal(await has(Number(id), fragment), n, `message ${id}: ${fragment}`);
   }
