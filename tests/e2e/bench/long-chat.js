@@ -9,20 +9,11 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMock, startTavo, launchBrowser, SERAPHINA } from '../lib/harness.js';
+import { jsonl } from '../lib/benchChat.js';
 
 const N = Number(process.argv[2] || 100000);
 const dir = mkdtempSync(join(tmpdir(), 'tavo-bench-'));
 
-/** @param {number} n */
-function jsonl(n) {
-  const lines = [JSON.stringify({ user_name: 'User', character_name: 'Seraphina', create_date: '2024-01-01@00h00m00s', chat_metadata: {} })];
-  for (let i = 0; i < n; i++) {
-    const user = i % 2 === 1;
-    lines.push(JSON.stringify({ name: user ? 'User' : 'Seraphina', is_user: user, is_system: false, send_date: 'January 1, 2024 8:00am',
-      mes: `Message ${i}: ${user ? 'I walk further into the forest, *looking around*.' : 'She smiles. "The **path** is safe here; rest a while." ' + 'The trees hum softly. '.repeat(1 + (i % 5))}` }));
-  }
-  return lines.join('\n') + '\n';
-}
 
 const words = 'streamed tokens arrive one by one and only one message re-renders '.split(' ');
 const mock = await startMock({ turns: [{ text: words.join(' ').repeat(20), delayMs: 5, chunk: 4 }], repeatLast: true });

@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startTavo, launchBrowser, SERAPHINA } from '../lib/harness.js';
+import { jsonl } from '../lib/benchChat.js';
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 if (!SIZES.length) SIZES.push(100000);
@@ -33,16 +34,6 @@ if (!ST_DIR || !existsSync(join(ST_DIR, 'server.js'))) throw new Error('set ST_D
 const RUNS = 3;
 const work = mkdtempSync(join(tmpdir(), 'st-bench-'));
 
-/** The chat long-chat.js imports into tavo, byte for byte. @param {number} n */
-function jsonl(n) {
-  const lines = [JSON.stringify({ user_name: 'User', character_name: 'Seraphina', create_date: '2024-01-01@00h00m00s', chat_metadata: {} })];
-  for (let i = 0; i < n; i++) {
-    const user = i % 2 === 1;
-    lines.push(JSON.stringify({ name: user ? 'User' : 'Seraphina', is_user: user, is_system: false, send_date: 'January 1, 2024 8:00am',
-      mes: `Message ${i}: ${user ? 'I walk further into the forest, *looking around*.' : 'She smiles. "The **path** is safe here; rest a while." ' + 'The trees hum softly. '.repeat(1 + (i % 5))}` }));
-  }
-  return lines.join('\n') + '\n';
-}
 
 /** @returns {Promise<number>} */
 const freePort = () => new Promise((res) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = /** @type {any} */ (s.address()).port; s.close(() => res(p)); }); });

@@ -17,6 +17,19 @@ fn read(s: &tavo_store::Store) -> ApiResult<ApprovalPolicy> {
     ApprovalPolicy::load(s).map_err(|e| ApiError::internal("reading the approval policy", e))
 }
 
+/// Stores `approval` as `tool`'s choice in every chat (this route's and the MCP servers' door).
+pub(crate) fn remember_everywhere(
+    s: &tavo_store::Store,
+    tool: &str,
+    approval: Approval,
+) -> ApiResult<()> {
+    let mut policy = read(s)?;
+    policy.remember(None, tool, approval);
+    policy
+        .save(s)
+        .map_err(|e| ApiError::internal("saving the approval policy", e))
+}
+
 /// `{tools: {name: allow|deny|ask}}`: the choices remembered for this chat (they win over the
 /// global ones there).
 #[utoipa::path(get, path = "/api/chats/{id}/approvals", tag = "chats",
@@ -100,13 +113,7 @@ pub async fn set(
     }
     let t = tool.clone();
     state
-        .blocking_api(move |s| {
-            let mut policy = read(s)?;
-            policy.remember(None, &t, body.approval);
-            policy
-                .save(s)
-                .map_err(|e| ApiError::internal("saving the approval policy", e))
-        })
+        .blocking_api(move |s| remember_everywhere(s, &t, body.approval))
         .await?;
     Ok(Json(json!({ "tool": tool, "approval": body.approval })))
 }

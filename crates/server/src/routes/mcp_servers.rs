@@ -183,12 +183,7 @@ pub async fn set_tool_approval(
             if !configs.iter().any(|c| c.name == n) {
                 return Err(change_error(ChangeError::Config(ConfigError::Unknown(n))));
             }
-            let mut policy = ApprovalPolicy::load(s)
-                .map_err(|e| ApiError::internal("reading the approval policy", e))?;
-            policy.remember(None, &t, body.approval);
-            policy
-                .save(s)
-                .map_err(|e| ApiError::internal("saving the approval policy", e))
+            super::approvals::remember_everywhere(s, &t, body.approval)
         })
         .await?;
     Ok(Json(json!({ "tool": tool, "approval": body.approval })))
