@@ -34,7 +34,9 @@ export function ConfirmDialog({ pending, title, text, onAnswer }) {
     <h2 id="confirm-title">Allow <code>${pending.tool}</code>?</h2>
     <p>${pending.tool.startsWith('mcp_')
       ? 'The model wants to run a tool of an outside MCP server: it can do whatever that server can, on this machine or the network.'
-      : `The model wants to run a tool that changes your library${pending.safety ? ` (${pending.safety})` : ''}.`}</p>
+      : pending.safety === 'read'
+        ? 'The model wants to run a tool you set to ask before it runs.'
+        : `The model wants to run a tool that changes your library${pending.safety ? ` (${pending.safety})` : ''}.`}</p>
     <pre class="arguments" aria-label="Arguments">${JSON.stringify(pending.arguments ?? {}, null, 2)}</pre>
     <label class="check"><input type="checkbox" checked=${remember} onChange=${(/** @type {any} */ e) => setRemember(e.currentTarget.checked)} /> Remember for this tool in this chat</label>
     <div class="row end">
