@@ -2,6 +2,12 @@
 //! ETag (a digest of its bytes) and, for text, gzip and brotli copies compressed once here, so
 //! serving is a table look-up. Also records the digest of `index.html`'s inline import map for
 //! the page's Content-Security-Policy.
+//!
+//! `index.html` is rewritten on the way in: each of the app's own files it names (`src`/`href`)
+//! and every module under `app/` (as import-map entries) gets `?v=<its ETag>`, so a page load
+//! finds them in the browser's cache without asking (the server marks a request whose `v` is
+//! the file's current tag immutable). Relative imports between modules are remapped by the same
+//! map, so a module has one URL within the page and a new build is fetched afresh.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -72,6 +78,36 @@ fn brotli(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `index.html` with `?v=<tag>` on every own file it names and an import-map entry per module
+/// of `app/` (see the crate's doc). `tags` are the files' paths relative to `web/` and ETags.
+fn versioned_index(page: &str, tags: &[(&str, &str)]) -> String {
+    let mut out = page.to_string();
+    for (rel, tag) in tags {
+        if rel.starts_with("vendor/") || *rel == "index.html" {
+            continue;
+        }
+        for attr in ["src", "href"] {
+            out = out.replace(
+                &format!("{attr}=\"/{rel}\""),
+                &format!("{attr}=\"/{rel}?v={tag}\""),
+            );
+        }
+    }
+    let entries: String = tags
+        .iter()
+        .filter(|(rel, _)| rel.starts_with("app/") && rel.ends_with(".js"))
+        .map(|(rel, tag)| format!(",\"/{rel}\":\"/{rel}?v={tag}\""))
+        .collect();
+    // The map is `{"imports":{…}}`: the entries go before its last two braces.
+    if let Some(map) = import_map(&out)
+        && let Some(close) = map.trim_end().strip_suffix("}}")
+    {
+        let rewritten = format!("{close}{entries}}}}}");
+        out = out.replacen(map, &rewritten, 1);
+    }
+    out
+}
+
 /// The text between `<script type="importmap">` and its `</script>`.
 fn import_map(html: &str) -> Option<&str> {
     let open = "<script type=\"importmap\">";
@@ -93,12 +129,28 @@ fn main() {
     let _ = std::fs::create_dir_all(&packed);
     let mut code = String::from("pub static ASSETS: &[Asset] = &[\n");
     let mut csp_hash = String::new();
-    for (i, (rel, path)) in files.iter().enumerate() {
-        let Ok(data) = std::fs::read(path) else {
-            continue;
+    let read: Vec<(String, PathBuf, Vec<u8>, String)> = files
+        .iter()
+        .filter_map(|(rel, path)| {
+            let data = std::fs::read(path).ok()?;
+            let etag = hex::encode(&Sha256::digest(&data)[..12]);
+            Some((rel.clone(), path.clone(), data, etag))
+        })
+        .collect();
+    let tags: Vec<(&str, &str)> = read
+        .iter()
+        .map(|(rel, _, _, etag)| (rel.as_str(), etag.as_str()))
+        .collect();
+    for (i, (rel, path, data, etag)) in read.iter().enumerate() {
+        let (data, path, etag) = if rel == "index.html" {
+            let page = versioned_index(&String::from_utf8_lossy(data), &tags).into_bytes();
+            let file = packed.join("index.html");
+            let _ = std::fs::write(&file, &page);
+            let etag = hex::encode(&Sha256::digest(&page)[..12]);
+            (page, file, etag)
+        } else {
+            (data.clone(), path.clone(), etag.clone())
         };
-        let digest = Sha256::digest(&data);
-        let etag = hex::encode(&digest[..12]);
         if rel == "index.html"
             && let Some(map) = import_map(&String::from_utf8_lossy(&data))
         {

@@ -2,8 +2,9 @@
 //!
 //! - A path naming an embedded file gets it, with its content type and an `ETag` (a digest of
 //!   its bytes; `If-None-Match` → 304). Vendored libraries live under versioned folders
-//!   (`/vendor/preact-11.2.0/…`), so they are cached as immutable; the app's own files are
-//!   revalidated (`no-cache`) and cost a 304 when unchanged.
+//!   (`/vendor/preact-11.2.0/…`), so they are cached as immutable; so is an app file asked for
+//!   at its current version (`/app/store.js?v=<ETag>`, the form the page's import map uses,
+//!   see `build.rs`); any other request for one is revalidated (`no-cache`, a 304 when unchanged).
 //! - Text files carry gzip and brotli copies compressed by `build.rs`; the smallest one the
 //!   client accepts is sent (`Vary: Accept-Encoding`).
 //! - Any other GET outside `/api/` that accepts `text/html` is a screen of the app
@@ -169,8 +170,22 @@ fn frame_response(method: &Method, headers: &HeaderMap) -> Option<Response> {
     Some(response)
 }
 
-/// Serves `asset` for a request with these headers.
-pub fn respond(asset: &'static Asset, method: &Method, headers: &HeaderMap) -> Response {
+/// Whether a request's query names `asset` at its current version (`?v=<its ETag>`, as the
+/// rewritten `index.html` asks for it): such an answer never changes, so it may be cached
+/// for good. Any other version, or none, is revalidated.
+fn names_current_version(asset: &Asset, query: Option<&str>) -> bool {
+    let tag = asset.etag.trim_matches('"');
+    query.is_some_and(|q| q.split('&').any(|kv| kv.strip_prefix("v=") == Some(tag)))
+}
+
+/// Serves `asset` for a request with these headers; `current` when the request named the
+/// asset's current version (see [`names_current_version`]).
+pub fn respond(
+    asset: &'static Asset,
+    current: bool,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response {
     let mut response = Response::new(Body::empty());
     let h = response.headers_mut();
     h.insert(header::ETAG, HeaderValue::from_static(asset.etag));
@@ -181,7 +196,7 @@ pub fn respond(asset: &'static Asset, method: &Method, headers: &HeaderMap) -> R
     );
     h.insert(
         header::CACHE_CONTROL,
-        HeaderValue::from_static(if asset.path.starts_with("/vendor/") {
+        HeaderValue::from_static(if asset.path.starts_with("/vendor/") || current {
             "public, max-age=31536000, immutable"
         } else {
             "no-cache"
@@ -235,7 +250,8 @@ pub async fn fallback(method: Method, uri: Uri, headers: HeaderMap) -> Response 
             return frame;
         }
         if let Some(asset) = asset(path) {
-            return respond(asset, &method, &headers);
+            let current = names_current_version(asset, uri.query());
+            return respond(asset, current, &method, &headers);
         }
         // A screen of the app (not a missing script or image, which keep their 404).
         let last = path.rsplit('/').next().unwrap_or_default();
@@ -243,7 +259,7 @@ pub async fn fallback(method: Method, uri: Uri, headers: HeaderMap) -> Response 
             && !last.contains('.')
             && let Some(index) = asset("/index.html")
         {
-            return respond(index, &method, &headers);
+            return respond(index, false, &method, &headers);
         }
     }
     crate::routes::not_found().await.into_response()
@@ -339,7 +355,7 @@ mod tests {
         };
         let mut headers = HeaderMap::new();
         headers.insert(header::IF_NONE_MATCH, HeaderValue::from_static(a.etag));
-        let r = respond(a, &Method::GET, &headers);
+        let r = respond(a, false, &Method::GET, &headers);
         assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
         assert!(
             r.headers()[header::CACHE_CONTROL]
@@ -347,11 +363,48 @@ mod tests {
                 .unwrap_or_default()
                 .contains("immutable")
         );
-        let r = respond(a, &Method::GET, &HeaderMap::new());
+        let r = respond(a, false, &Method::GET, &HeaderMap::new());
         assert_eq!(
             r.headers()[header::CONTENT_TYPE],
             "text/javascript; charset=utf-8"
         );
         assert!(!r.headers().contains_key(header::CONTENT_ENCODING));
+    }
+
+    /// The page names its own files at their current version, every module of `app/` is in
+    /// the import map, and only a request for the current version may be cached for good.
+    #[test]
+    fn the_index_names_current_versions_and_only_those_are_immutable() {
+        let index = asset("/index.html").map(|a| a.body).unwrap_or_default();
+        let index = String::from_utf8_lossy(index);
+        let Some(main) = asset("/app/main.js") else {
+            panic!("no app/main.js embedded");
+        };
+        let tag = main.etag.trim_matches('"');
+        assert!(
+            index.contains(&format!("src=\"/app/main.js?v={tag}\"")),
+            "{index}"
+        );
+        let Some(store) = asset("/app/store.js") else {
+            panic!("no app/store.js embedded");
+        };
+        let store_tag = store.etag.trim_matches('"');
+        assert!(
+            index.contains(&format!(
+                "\"/app/store.js\":\"/app/store.js?v={store_tag}\""
+            )),
+            "{index}"
+        );
+        let cache = |query: &str| {
+            let r = request(&format!("/app/main.js{query}"), "*/*", "");
+            assert_eq!(r.status(), StatusCode::OK, "{query}");
+            r.headers()[header::CACHE_CONTROL]
+                .to_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(cache(&format!("?v={tag}")).contains("immutable"));
+        assert_eq!(cache("?v=0000"), "no-cache");
+        assert_eq!(cache(""), "no-cache");
     }
 }

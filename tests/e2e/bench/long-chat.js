@@ -1,5 +1,6 @@
 // Benchmark: the app on loopback in Debian's chromium. Prints JSON figures:
-// - the whole app's transfer size (brotli, as served) and its time to interactive;
+// - the whole app's transfer size (brotli, as served: index.html and every file it names or
+//   maps), what the library screen alone loads, and the library's time to interactive;
 // - a chat of N messages (default 100,000, imported as a SillyTavern JSONL): time from
 //   navigation to its last message on screen;
 // - DOM nodes after scrolling back through 5,000 messages;
@@ -60,11 +61,27 @@ try {
   }
   out.floorInteractiveMs = Math.round(floor.sort((a, b) => a - b)[2]);
   await floorPage.close();
-  // HTML + JS + CSS as transferred (brotli), avatars and API answers left out.
-  out.appBytes = await page.evaluate(() =>
+  // What the library screen loaded (HTML + JS + CSS, brotli as served; avatars and API answers
+  // left out) — the rest of the app loads when its screens are first drawn.
+  out.libraryBytes = await page.evaluate(() =>
     /** @type {PerformanceResourceTiming[]} */ ([...performance.getEntriesByType('resource'), ...performance.getEntriesByType('navigation')])
       .filter((e) => !e.name.includes('/api/') && /(\.m?js|\.css|\.svg|\/)$/.test(new URL(e.name).pathname))
       .reduce((s, e) => s + (e.encodedBodySize || 0), 0));
+  // The whole app: index.html and every file it names or maps (every module of every screen,
+  // the vendored libraries, the style sheets), each as the server sends it with brotli.
+  const sizeOf = async (/** @type {string} */ path) => {
+    const r = await fetch(tavo.url + path, { headers: { 'accept-encoding': 'br', accept: 'text/html' } });
+    const body = await r.arrayBuffer();
+    return { length: Number(r.headers.get('content-length') || body.byteLength), text: path === '/' ? new TextDecoder().decode(body) : '' };
+  };
+  const index = await fetch(tavo.url + '/', { headers: { accept: 'text/html' } }).then((r) => r.text());
+  const named = new Set(
+    [...index.matchAll(/(?:src|href)="(\/[^"]+)"/g), ...index.matchAll(/"(\/(?:app|vendor)\/[^"]+)"/g)].map((m) => m[1].replace(/\?.*$/, '')),
+  );
+  let whole = (await sizeOf('/')).length;
+  for (const path of named) whole += (await sizeOf(path)).length;
+  out.appBytes = whole;
+  out.appFiles = named.size + 1;
 
   const big = await importChat(N);
   out.importMs = big.importMs;
@@ -103,6 +120,9 @@ try {
   const before = /** @type {any} */ (await cdp.send('Performance.getMetrics')).metrics;
   await page.getByRole('textbox', { name: 'Message' }).fill('go');
   await page.getByRole('button', { name: 'Send' }).click();
+  // Stop shows while the reply streams; Send again once it is over (waiting for Send alone
+  // could end before the reply started).
+  await page.getByRole('button', { name: 'Stop' }).waitFor({ timeout: 30000 });
   await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 120000 });
   const after = /** @type {any} */ (await cdp.send('Performance.getMetrics')).metrics;
   /** @param {any[]} m @param {string} k */

@@ -4,17 +4,13 @@ import { html } from '../html.js';
 import { route, link } from '../router.js';
 import { session, liveReplies } from '../store.js';
 import { Login } from './Login.js';
-import { Library } from './Library.js';
-import { CharacterPage } from './CharacterPage.js';
-import { ChatView } from './ChatView.js';
-import { ChatList } from './ChatList.js';
-import { Settings } from './Settings.js';
 import { Toasts } from './Toasts.js';
-import { workbenchScreen } from './Workbench.js';
 import { AppTheme } from './AppTheme.js';
 import { BubbleDialogs } from './BubbleDialogs.js';
-import { PluginList } from './PluginList.js';
-import { PluginSettings } from './PluginSettings.js';
+import { Screen } from './Screen.js';
+import { isScreen, prefetchScreens } from '../screens.js';
+
+let prefetched = false;
 
 export function App() {
   if (session.value === 'checking') return html`<div class="splash" aria-busy="true">tavo</div>`;
@@ -25,30 +21,17 @@ export function App() {
   const nav = (href, label, current) =>
     html`<a href=${href} onClick=${link} aria-current=${current ? 'page' : undefined}>${label}</a>`;
   let screen;
-  switch (r.name) {
-    case 'library':
-      screen = html`<${Library} />`;
-      break;
-    case 'character':
-      screen = html`<${CharacterPage} key=${r.id} id=${r.id} />`;
-      break;
-    case 'chat':
-      screen = html`<${ChatView} key=${r.id} id=${r.id} />`;
-      break;
-    case 'chats':
-      screen = html`<${ChatList} />`;
-      break;
-    case 'settings':
-      screen = html`<${Settings} />`;
-      break;
-    case 'plugins':
-      screen = html`<${PluginList} />`;
-      break;
-    case 'plugin':
-      screen = html`<${PluginSettings} key=${r.id} id=${r.id} />`;
-      break;
-    default:
-      screen = workbenchScreen(r) || html`<section class="screen"><h1>Not found</h1><p>Nothing lives at <code>${r.name === 'notfound' ? r.path : location.pathname}</code>.</p>
+  if (isScreen(r.name)) {
+    const id = 'id' in r ? r.id : 'kind' in r ? r.kind : '';
+    /** @type {Record<string, any>} */
+    const props = 'id' in r ? { id: r.id } : 'kind' in r ? { kind: r.kind } : {};
+    screen = html`<${Screen} key=${r.name + ':' + id} name=${r.name} props=${props} />`;
+    if (!prefetched) {
+      prefetched = true;
+      prefetchScreens(r.name);
+    }
+  } else {
+    screen = html`<section class="screen"><h1>Not found</h1><p>Nothing lives at <code>${r.name === 'notfound' ? r.path : location.pathname}</code>.</p>
         <p><a href="/" onClick=${link}>Back to the library</a></p></section>`;
   }
   return html`
