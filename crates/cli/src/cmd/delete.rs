@@ -28,10 +28,9 @@ pub fn run(args: DeleteArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         eprintln!("deleted {} {}", args.kind, args.id);
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!(
-            "error: {} {} not found (see `tavo list {}`)",
-            args.kind, args.id, args.kind
-        );
+        // The refusal `tavo_<kind>_delete` and `DELETE /api/library/{kind}/{id}` give.
+        let err = tavo_tools::ops::common::missing(args.kind.as_str(), args.id);
+        eprintln!("error: {err}");
         Ok(ExitCode::FAILURE)
     }
 }

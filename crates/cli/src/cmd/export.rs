@@ -32,10 +32,11 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
-/// The operation's refusal on stderr; a format the kind does not support (or an unknown
-/// one) is a usage error.
+/// The operation's refusal on stderr as every command prints one (`error: code: message`, the
+/// code and message `GET /api/export` answers); a format the kind does not support (or an
+/// unknown one) is a usage error.
 fn refused(err: &ToolError) -> ExitCode {
-    eprintln!("error: {}", err.message);
+    eprintln!("error: {err}");
     match err.code {
         ErrorCode::InvalidArguments => ExitCode::from(2),
         _ => ExitCode::FAILURE,

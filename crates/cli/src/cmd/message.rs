@@ -1,6 +1,7 @@
 //! `tavo message append|list|edit|delete|hide|unhide`: a chat's messages. Every write is the
 //! one library operation the model's `tavo_message_*` tools call (`tavo_tools::messages`), so
-//! the chat's regex rules and the speaker checks are the same at every door.
+//! the chat's regex rules and the speaker checks are the same at every door. A chat that does not
+//! exist is refused first, as the tools refuse it (`tavo_tools::ops::require_chat`).
 
 use std::process::ExitCode;
 
@@ -11,6 +12,7 @@ use tavo_tools::messages::{
     MessageChange, MessageDraft, Written, append_message, delete_message, edit_message,
     set_message_hidden,
 };
+use tavo_tools::ops::require_chat;
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -166,6 +168,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             if content.is_none() && reasoning.is_none() {
                 bail!("nothing to change: pass --content and/or --reasoning");
             }
+            require_chat(&store, Some(target.chat))?;
             let change = MessageChange {
                 content,
                 reasoning,
@@ -177,6 +180,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         MessageCommand::Delete { target } => {
+            require_chat(&store, Some(target.chat))?;
             delete_message(&store, ChatId(target.chat), MessageId(target.id))?;
             eprintln!("deleted message {}", target.id);
             Ok(ExitCode::SUCCESS)
@@ -187,6 +191,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
 }
 
 fn hide(store: &tavo_store::Store, target: &Target, hidden: bool) -> anyhow::Result<ExitCode> {
+    require_chat(store, Some(target.chat))?;
     set_message_hidden(store, ChatId(target.chat), MessageId(target.id), hidden)?;
     eprintln!(
         "message {} is {}",
