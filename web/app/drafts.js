@@ -23,6 +23,7 @@ import { errorText } from './store.js';
  *   busy: import('@preact/signals').Signal<boolean>,
  *   restored: import('@preact/signals').Signal<boolean>,
  *   savedAt: import('@preact/signals').Signal<number>,
+ *   read: (() => Promise<any>) | null,
  * }} AssetDraft
  */
 
@@ -73,17 +74,27 @@ export function assetDraft(kind, id) {
       busy: signal(false),
       restored: signal(false),
       savedAt: signal(0),
+      read: null,
     };
     drafts.set(key, d);
   }
   return d;
 }
 
-/** Reads the asset; an unsaved draft of this tab (kept across reloads) is restored over it. @param {AssetDraft} d */
-export async function loadDraft(d) {
+/** The asset as the server has it now, read by the editor's own reader if it has one. @param {AssetDraft} d */
+const readAsset = (d) => (d.read ? d.read() : get(`/api/library/${d.kind}/${d.id}`));
+
+/**
+ * Reads the asset; an unsaved draft of this tab (kept across reloads) is restored over it.
+ * `read`: how to read the whole asset when a plain `GET` is not the best way (a big lorebook
+ * comes in pages); kept for the conflict's re-read too.
+ * @param {AssetDraft} d @param {() => Promise<any>} [read]
+ */
+export async function loadDraft(d, read) {
   d.error.value = null;
+  if (read) d.read = read;
   try {
-    const base = await get(`/api/library/${d.kind}/${d.id}`);
+    const base = await readAsset(d);
     const stored = readStored(storageKey(d.kind, d.id));
     const undo = readStored(storageKey(d.kind, d.id) + '.undo');
     batch(() => {
@@ -193,7 +204,7 @@ export async function save(d) {
   } catch (e) {
     if (e instanceof ApiError && e.status === 409) {
       try {
-        d.conflict.value = await get(`/api/library/${d.kind}/${d.id}`);
+        d.conflict.value = await readAsset(d);
       } catch (again) {
         d.error.value = errorText(again);
       }

@@ -477,3 +477,68 @@ async fn assets_are_created_validated_and_deleted() {
         404
     );
 }
+
+/// `GET /api/library/lorebook/{id}/entries`: the book with one page of its entries, in book
+/// order, its whole count and revision; pages put together are the whole book's entries.
+#[tokio::test]
+async fn lorebook_entries_come_in_pages_of_the_whole_book() {
+    let s = TestServer::start().await;
+    let entries: Vec<Value> = (0..23)
+        .map(|i| json!({"identifier": format!("e{i}"), "name": format!("Entry {i}"), "content": format!("lore {i}"), "keywords": [format!("k{i}")]}))
+        .collect();
+    let (status, made) = json_of(
+        client()
+            .post(s.url("/api/library/lorebook"))
+            .json(&json!({"name": "Paged", "entries": entries}))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().expect("id");
+    let (_, whole) = json_of(
+        bare_client()
+            .get(s.url(&format!("/api/library/lorebook/{id}")))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    let page = |offset: u64, limit: u64| {
+        let url = s.url(&format!(
+            "/api/library/lorebook/{id}/entries?offset={offset}&limit={limit}"
+        ));
+        async move { json_of(bare_client().get(url).send().await.expect("send")).await }
+    };
+    let mut joined = Vec::new();
+    for offset in (0..30).step_by(10) {
+        let (status, p) = page(offset, 10).await;
+        assert_eq!(status, 200, "{p}");
+        assert_eq!(p["entryCount"], 23);
+        assert_eq!(p["offset"], offset);
+        assert_eq!(p["revision"], whole["revision"]);
+        assert_eq!(p["name"], "Paged");
+        joined.extend(p["entries"].as_array().cloned().unwrap_or_default());
+    }
+    assert_eq!(Value::Array(joined), whole["entries"]);
+    // Past the end: no entries, the count still there.
+    let (status, p) = page(100, 10).await;
+    assert_eq!(
+        (status, p["entries"].clone(), p["entryCount"].clone()),
+        (200, json!([]), json!(23))
+    );
+    // A bad limit names its field; a missing book is 404.
+    for bad in [0, 5001] {
+        let (status, err) = page(0, bad).await;
+        assert_eq!(status, 400, "{err}");
+        assert_eq!(err["error"]["code"], "invalid_arguments");
+        assert_eq!(err["error"]["details"]["path"], "limit");
+    }
+    let r = bare_client()
+        .get(s.url("/api/library/lorebook/999/entries"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 404);
+}

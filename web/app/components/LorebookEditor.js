@@ -2,7 +2,9 @@
 // 10,000: only the rows in view are in the DOM), search over names, keys and content, filters
 // by position, strategy and state, sorting, bulk enable / disable / delete, duplicate, and the
 // selected entry's fields. The draft is the whole book (drafts.js: revision, conflicts per
-// entry, reload survival, undo); export in SillyTavern's world-info format.
+// entry, reload survival, undo); export in SillyTavern's world-info format. The book is read in
+// pages (lorebookPages.js): its first rows are drawn, searched and opened while the rest
+// arrives; editing starts once the whole book is here.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link } from '../router.js';
@@ -10,6 +12,7 @@ import { assetDraft, loadDraft, edit, setField } from '../drafts.js';
 import { EditorBar } from './EditorBar.js';
 import { VirtualList } from './VirtualList.js';
 import { LorebookEntryForm, POSITION_NAMES } from './LorebookEntryForm.js';
+import { readLorebook } from '../lorebookPages.js';
 
 const ROW = 44;
 
@@ -39,10 +42,13 @@ export function LorebookEditor({ id }) {
   const [sort, setSort] = useState('book');
   const [selected, setSelected] = useState(/** @type {string|null} */ (null));
   const [checked, setChecked] = useState(/** @type {Set<string>} */ (new Set()));
+  const [progress, setProgress] = useState(/** @type {import('../lorebookPages.js').LorebookProgress|null} */ (null));
   useEffect(() => {
-    loadDraft(d);
+    loadDraft(d, () => readLorebook(id, setProgress));
   }, [id]);
-  const book = d.draft.value;
+  // Until the whole book is here, the entries read so far, to look at but not to edit.
+  const loading = !d.draft.value;
+  const book = d.draft.value || progress?.book;
   const entries = /** @type {any[]} */ (book?.entries || []);
   const shown = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -67,16 +73,20 @@ export function LorebookEditor({ id }) {
   const at = selected == null ? -1 : entries.findIndex((e) => e.identifier === selected);
   const current = at >= 0 ? entries[at] : null;
   /** @param {(list: any[]) => any[]} f */
-  const setEntries = (f) => edit(d, (b) => ({ ...b, entries: f(b.entries || []) }));
+  const setEntries = (f) => {
+    if (!loading) edit(d, (b) => ({ ...b, entries: f(b.entries || []) }));
+  };
   /** @param {string} identifier @param {Record<string, any>} change */
   const change = (identifier, change) => setEntries((list) => list.map((e) => (e.identifier === identifier ? { ...e, ...change } : e)));
   const add = () => {
+    if (loading) return;
     const identifier = newIdentifier();
     setEntries((list) => [...list, { identifier, name: 'New entry', content: '', keywords: [], enabled: true, strategy: 'keyword' }]);
     setSelected(identifier);
   };
   /** @param {any} e */
   const duplicate = (e) => {
+    if (loading) return;
     const identifier = newIdentifier();
     setEntries((list) => {
       const i = list.findIndex((x) => x.identifier === e.identifier);
@@ -88,6 +98,7 @@ export function LorebookEditor({ id }) {
   };
   /** @param {Set<string>} ids */
   const remove = (ids) => {
+    if (loading) return;
     setEntries((list) => list.filter((e) => !ids.has(e.identifier)));
     if (selected && ids.has(selected)) setSelected(null);
     setChecked(new Set());
@@ -115,7 +126,7 @@ export function LorebookEditor({ id }) {
       <span class="pill small">${e.strategy === 'constant' ? 'constant' : 'keyword'}</span>
       <span class="muted small entry-pos">${POSITION_NAMES[e.injectionPosition || 'lorebookBefore'] || e.injectionPosition}${e.injectionPosition === 'atDepth' ? ' ' + (e.injectionDepth ?? 0) : ''}</span>
       <span class="muted small">#${e.order ?? 0}</span>
-      <label class="check small"><input type="checkbox" aria-label=${'Enabled: ' + label} checked=${e.enabled !== false}
+      <label class="check small"><input type="checkbox" aria-label=${'Enabled: ' + label} checked=${e.enabled !== false} disabled=${loading}
         onChange=${(/** @type {any} */ ev) => change(e.identifier, { enabled: ev.currentTarget.checked })} /> on</label>
     </div>`;
   };
@@ -130,7 +141,7 @@ export function LorebookEditor({ id }) {
         <ul>${[['st', 'SillyTavern world info'], ['ccv3', 'CCv3 character book'], ['tavo', 'Tavo JSON']].map(
           ([f, l]) => html`<li key=${f}><a href=${`/api/export/lorebook/${id}?format=${f}`} download>${l}</a></li>`)}</ul></details>
     <//>
-    <label class="field">Book name <input value=${book.name} onInput=${(/** @type {any} */ e) => setField(d, 'name', e.currentTarget.value)} /></label>
+    <label class="field">Book name <input value=${book.name} disabled=${loading} onInput=${(/** @type {any} */ e) => setField(d, 'name', e.currentTarget.value)} /></label>
     <div class="toolbar wrap">
       <input type="search" class="grow" placeholder="Search names, keys and content" aria-label="Search" value=${query}
         onInput=${(/** @type {any} */ e) => setQuery(e.currentTarget.value)} />
@@ -144,22 +155,24 @@ export function LorebookEditor({ id }) {
         <option value="book">Book order</option><option value="order">Order</option><option value="name">Name</option><option value="position">Position</option></select></label>
     </div>
     <div class="row wrap">
-      <span role="status" class="muted">Showing ${shown.length} of ${entries.length} entries · ${checked.size} selected</span>
+      <span role="status" class="muted">${loading && progress
+        ? `Loading entries: ${progress.loaded} of ${progress.total} read · showing ${shown.length}`
+        : `Showing ${shown.length} of ${entries.length} entries · ${checked.size} selected`}</span>
       <button type="button" class="small" onClick=${() => setChecked(allShownChecked ? new Set() : new Set(shown.map((i) => entries[i].identifier)))}>
         ${allShownChecked ? 'Select none' : 'Select all shown'}</button>
-      <button type="button" class="small" disabled=${!checked.size} onClick=${() => bulkEnable(true)}>Enable selected</button>
-      <button type="button" class="small" disabled=${!checked.size} onClick=${() => bulkEnable(false)}>Disable selected</button>
-      <button type="button" class="small danger" disabled=${!checked.size}
+      <button type="button" class="small" disabled=${loading || !checked.size} onClick=${() => bulkEnable(true)}>Enable selected</button>
+      <button type="button" class="small" disabled=${loading || !checked.size} onClick=${() => bulkEnable(false)}>Disable selected</button>
+      <button type="button" class="small danger" disabled=${loading || !checked.size}
         onClick=${() => confirm(`Delete ${checked.size} entries? (Undo: Discard changes before saving.)`) && remove(checked)}>Delete selected</button>
-      <button type="button" class="small" onClick=${add}>Add entry</button>
+      <button type="button" class="small" disabled=${loading} onClick=${add}>Add entry</button>
     </div>
     <div class="split">
       <${VirtualList} label="Entries" count=${shown.length} rowHeight=${ROW} height=${520} renderRow=${renderRow} />
       <div class="split-detail">
         ${current
-          ? html`<${LorebookEntryForm} key=${current.identifier} entry=${current}
+          ? html`<fieldset class="bare" disabled=${loading}><${LorebookEntryForm} key=${current.identifier} entry=${current}
               onChange=${(/** @type {Record<string, any>} */ c) => change(current.identifier, c)}
-              onDuplicate=${() => duplicate(current)} onDelete=${() => remove(new Set([current.identifier]))} />`
+              onDuplicate=${() => duplicate(current)} onDelete=${() => remove(new Set([current.identifier]))} /></fieldset>`
           : html`<p class="muted">Choose an entry to edit it.</p>`}
       </div>
     </div>

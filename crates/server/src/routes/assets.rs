@@ -107,11 +107,77 @@ pub async fn get(
         .blocking(move |s| s.asset_json(kind, id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("{kind} {id} not found")))?;
+    let headers = revision_etag(&value);
+    Ok((headers, Json(value)))
+}
+
+/// An asset's `revision` as its `ETag`.
+fn revision_etag(value: &Value) -> HeaderMap {
     let mut headers = HeaderMap::new();
     if let Some(rev) = value.get("revision").and_then(Value::as_u64)
         && let Ok(v) = header::HeaderValue::from_str(&format!("\"{rev}\""))
     {
         headers.insert(header::ETAG, v);
+    }
+    headers
+}
+
+/// Which entries of a lorebook.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EntriesQuery {
+    /// The first entry, 0-based, in book order (default 0).
+    pub offset: Option<u64>,
+    /// Entries in this page (1–5,000, default 500).
+    pub limit: Option<u64>,
+}
+
+/// Most entries one page may hold: a page of the largest entries stays a few megabytes.
+const ENTRY_PAGE_MAX: u64 = 5_000;
+
+/// A lorebook as `GET /api/library/lorebook/{id}` gives it, with only `limit` of its entries
+/// from `offset`, plus `entryCount` (all its entries) and `offset`. The workbench's editor
+/// draws a book's first rows from the first page and reads the rest in pages at the same
+/// `revision`, instead of waiting for a 10,000-entry book as one answer.
+#[utoipa::path(get, path = "/api/library/lorebook/{id}/entries", tag = "library",
+    params(("id" = i64, Path), EntriesQuery),
+    responses((status = 200, description = "The book with one page of its entries", body = Object),
+              (status = 400, description = "A bad offset or limit", body = ErrorBody),
+              (status = 404, description = "No such lorebook", body = ErrorBody)))]
+pub async fn lorebook_entries(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Query(q): Query<EntriesQuery>,
+) -> ApiResult<(HeaderMap, Json<Value>)> {
+    let limit = q.limit.unwrap_or(500);
+    if !(1..=ENTRY_PAGE_MAX).contains(&limit) {
+        return Err(
+            ApiError::bad_request(format!("limit must be 1..={ENTRY_PAGE_MAX}"))
+                .with_details(serde_json::json!({ "path": "limit" })),
+        );
+    }
+    let offset = q.offset.unwrap_or(0);
+    let mut value = state
+        .blocking(move |s| s.asset_json(AssetKind::Lorebook, id))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("lorebook {id} not found")))?;
+    let headers = revision_etag(&value);
+    if let Value::Object(book) = &mut value {
+        let entries = match book.get_mut("entries") {
+            Some(Value::Array(list)) => std::mem::take(list),
+            _ => Vec::new(),
+        };
+        let count = entries.len() as u64;
+        let start = usize::try_from(offset.min(count)).unwrap_or(entries.len());
+        let page: Vec<Value> = entries
+            .into_iter()
+            .skip(start)
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            .collect();
+        book.insert("entries".into(), Value::Array(page));
+        book.insert("entryCount".into(), Value::from(count));
+        book.insert("offset".into(), Value::from(offset));
     }
     Ok((headers, Json(value)))
 }
@@ -193,7 +259,8 @@ pub async fn delete(
         })
         .await?;
     if !existed {
-        return Err(ApiError::not_found(format!("{kind} {id} not found")));
+        // The refusal `tavo_<kind>_delete` and `tavo delete` give.
+        return Err(tavo_tools::ops::common::missing(kind.as_str(), id).into());
     }
     state.hub.library(kind.as_str(), "deleted", Some(id));
     Ok(StatusCode::NO_CONTENT)

@@ -152,6 +152,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::answer))
         .routes(routes!(assets::list, assets::create))
         .routes(routes!(assets::get, assets::replace, assets::delete))
+        .routes(routes!(assets::lorebook_entries))
         .routes(routes!(workbench::set_character_avatar))
         .routes(routes!(workbench::set_persona_avatar))
         // Reference images arrive as data URLs.
