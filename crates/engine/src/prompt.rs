@@ -654,6 +654,26 @@ impl Preview {
         )
     }
 
+    /// Where each message of `messages_json` came from: the assembly's sources
+    /// (`Explain::message_sources`) with the tool-use hint placed as [`with_hint`] placed it —
+    /// its own message after the leading system ones (`toolHint`), or joined to the first.
+    pub fn message_sources(&self) -> Vec<Vec<String>> {
+        let mut sources = self.base.explain.message_sources.clone();
+        let sent = &self.request.messages;
+        let built = &self.base.messages;
+        if sent.len() >= built.len() + 1 {
+            let lead = built.iter().take_while(|m| m.role == Role::System).count();
+            sources.insert(lead.min(sources.len()), vec!["toolHint".into()]);
+        } else if let (Some(first), Some(was)) = (sent.first(), built.first())
+            && first.joined_text() != was.joined_text()
+            && let Some(s) = sources.first_mut()
+        {
+            s.push("toolHint".into());
+        }
+        sources.resize(sent.len(), Vec::new());
+        sources
+    }
+
     /// The explain record as one JSON object: what `tavo prompt --explain --json` prints and
     /// `GET /api/chats/{id}/prompt` answers, from this one function so the two never differ.
     /// `historyCut` is the warning a reply shows when history was left out (or null).
@@ -679,6 +699,7 @@ impl Preview {
             "regexApplied": e.regex_applied,
             "tokens": e.tokens,
             "diagnostics": e.diagnostics,
+            "messageSources": self.message_sources(),
             "historyCut": self.base.history_cut(),
             "memory": self.memory,
         })

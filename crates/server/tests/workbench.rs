@@ -62,11 +62,18 @@ async fn the_prompt_route_is_the_explain_record_and_changes_nothing() {
         "regexApplied",
         "tokens",
         "diagnostics",
+        "messageSources",
         "historyCut",
     ] {
         assert!(e.get(key).is_some(), "{key} missing: {e}");
     }
     assert_eq!(e["activatedEntries"][0]["identifier"], "d");
+    // One list of sources per message sent.
+    assert_eq!(
+        e["messageSources"].as_array().map(Vec::len),
+        e["messages"].as_array().map(Vec::len),
+        "{e}"
+    );
     assert_eq!(e["skippedEntries"][0]["gate"], "disabled");
     let text = e["messages"].to_string();
     assert!(

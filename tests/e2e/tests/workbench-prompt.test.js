@@ -141,6 +141,14 @@ test("the prompt inspector's parts add up to tavo prompt --explain --json", asyn
   await lore.getByRole('listitem').filter({ hasText: 'Dragon' }).getByText('key “dragon” in message depth 0').waitFor();
   await lore.getByRole('listitem').filter({ hasText: 'Switched off' }).getByText('disabled').waitFor();
   assert.equal(await lore.getByText('Griffin').count(), 0, 'an entry whose key did not occur is not a gate');
+  // Each message says where it came from, in step with tavo prompt's messageSources.
+  const from = await page.getByTestId('message-sources').evaluateAll((els) => els.map((e) => e.querySelectorAll('.source').length));
+  assert.deepEqual(from, cli.messageSources.map((/** @type {string[]} */ s) => s.length));
+  const history = cli.messageSources.findIndex((/** @type {string[]} */ s) => s.includes('chatHistory'));
+  assert.ok(history >= 0, 'a history message');
+  assert.match(String(await page.getByTestId('message-sources').nth(history).textContent()), /chat history/);
+  const main = cli.messageSources.findIndex((/** @type {string[]} */ s) => s.includes('main'));
+  assert.equal(await page.getByTestId('message-sources').nth(main).getByRole('link', { name: 'preset entry main' }).getAttribute('href'), `/presets/${preset}`);
   await shot(page, 'workbench-inspector');
   // Clicking a part opens its editor: a card field the character editor, an entry its book.
   assert.equal(await page.getByRole('region', { name: 'Token parts' }).getByRole('link', { name: 'charDescription' }).getAttribute('href'), `/characters/${mira}/edit`);

@@ -19,6 +19,15 @@ const GATES = {
 /** Preset entries whose text is a card field (the character editor edits it). */
 const CARD_PARTS = ['charDescription', 'charPersonality', 'scenario', 'dialogueExamples'];
 
+/** Preset markers whose text is the lorebook's entries at a position. @type {Record<string, string>} */
+const LORE_MARKERS = { worldInfoBefore: 'lorebookBefore', worldInfoAfter: 'lorebookAfter' };
+
+/** Sources that are neither a preset entry nor a card field. @type {Record<string, string>} */
+const SOURCE_NAMES = {
+  chatHistory: 'chat history', dialogueExamples: 'example dialogue', chatStart: 'chat start', groupNudge: 'group nudge',
+  memory: 'long-term memory', toolHint: 'tool-use hint',
+};
+
 /** @param {any} r */
 function reason(r) {
   if (!r) return '';
@@ -53,6 +62,26 @@ export function PromptInspector({ id }) {
   };
   /** @param {any} lorebookId */
   const bookHref = (lorebookId) => (lorebookId ? `/lorebooks/${lorebookId}` : null);
+  /** The activated entries a source stands for: one injected at a depth, or a position's whole text. @param {string} source */
+  const entriesOf = (source) => {
+    const m = /^lorebook:(\d*)\/(.*)$/.exec(source);
+    if (m) return data.activatedEntries.filter((/** @type {any} */ a) => String(a.lorebookId ?? '') === m[1] && a.identifier === m[2]);
+    const position = LORE_MARKERS[source];
+    return position ? data.activatedEntries.filter((/** @type {any} */ a) => a.injectionPosition === position) : [];
+  };
+  /** A message's origin as words, linked to the editor that changes it. @param {string} source @param {number} i */
+  const sourceLabel = (source, i) => {
+    const lore = entriesOf(source);
+    if (source.startsWith('lorebook:') || LORE_MARKERS[source]) {
+      const what = source.startsWith('lorebook:') ? 'lorebook entry at depth' : `lorebook (${source})`;
+      return html`<span key=${i} class="source source-lore">${what}: ${lore.length
+        ? lore.map((/** @type {any} */ a, /** @type {number} */ j) => html`${j ? ', ' : ''}${bookHref(a.lorebookId) ? html`<a href=${bookHref(a.lorebookId)} onClick=${link}>${a.name || a.identifier}</a>` : a.name || a.identifier}`)
+        : source}</span>`;
+    }
+    const words = SOURCE_NAMES[source] || (CARD_PARTS.includes(source) ? `card field (${source})` : `preset entry ${source}`);
+    const href = partHref(source);
+    return html`<span key=${i} class="source">${href ? html`<a href=${href} onClick=${link}>${words}</a>` : words}</span>`;
+  };
   return html`<section class="screen inspector" aria-label="Prompt inspector">
     <div class="toolbar">
       <h1 class="grow">Prompt of the next reply</h1>
@@ -107,7 +136,9 @@ export function PromptInspector({ id }) {
     <section aria-label="Messages">
       <h2>Messages sent</h2>
       <ol class="prompt-messages">${data.messages.map((/** @type {any} */ m, /** @type {number} */ i) => html`<li key=${i} class=${'prompt-message role-' + m.role}>
-        <span class="pill small">${m.role}</span><pre>${m.content}</pre></li>`)}</ol>
+        <span class="pill small">${m.role}</span>
+        <span class="sources" data-testid="message-sources">from ${((data.messageSources || [])[i] || []).map(sourceLabel)}</span>
+        <pre>${m.content}</pre></li>`)}</ol>
     </section>
   </section>`;
 }

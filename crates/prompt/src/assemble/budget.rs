@@ -179,10 +179,10 @@ pub(super) fn flatten(
                 messages: ms,
             } => {
                 token_parts.push(PartTokens {
-                    part: label,
+                    part: label.clone(),
                     tokens: ms.iter().map(|m| counter.message(m)).sum(),
                 });
-                messages.extend(ms);
+                messages.extend(ms.into_iter().map(|m| m.from_source(&label)));
             }
             Part::Examples => {
                 if !examples.is_empty() {
@@ -190,7 +190,11 @@ pub(super) fn flatten(
                         part: "dialogueExamples".into(),
                         tokens: examples.iter().map(|m| counter.message(m)).sum(),
                     });
-                    messages.append(&mut examples);
+                    messages.extend(
+                        examples
+                            .drain(..)
+                            .map(|m| m.from_source("dialogueExamples")),
+                    );
                 }
             }
             Part::History => {
@@ -210,9 +214,23 @@ pub(super) fn flatten(
                         tokens: injection_tokens,
                     });
                 }
-                messages.extend(around.chat_start.clone());
-                place_injections(&mut messages, std::mem::take(&mut history), injections);
-                messages.extend(around.group_nudge.clone());
+                messages.extend(
+                    around
+                        .chat_start
+                        .clone()
+                        .map(|m| m.from_source("chatStart")),
+                );
+                let history = std::mem::take(&mut history)
+                    .into_iter()
+                    .map(|m| m.from_source("chatHistory"))
+                    .collect();
+                place_injections(&mut messages, history, injections);
+                messages.extend(
+                    around
+                        .group_nudge
+                        .clone()
+                        .map(|m| m.from_source("groupNudge")),
+                );
             }
         }
     }
@@ -225,10 +243,10 @@ pub(super) fn flatten(
     }
     for (label, message) in around.tail {
         token_parts.push(PartTokens {
-            part: label,
+            part: label.clone(),
             tokens: counter.message(&message),
         });
-        messages.push(message);
+        messages.push(message.from_source(&label));
     }
     messages.retain(|m| !m.content.trim().is_empty());
     (messages, token_parts)

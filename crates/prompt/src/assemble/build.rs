@@ -361,6 +361,7 @@ pub(crate) fn assemble(
             history_available: history_len,
         },
         diagnostics,
+        message_sources: messages.iter().map(|m| m.sources.clone()).collect(),
     };
     let output = PromptOutput {
         messages,

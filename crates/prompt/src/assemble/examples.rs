@@ -43,6 +43,7 @@ pub fn example_blocks(
                             role: Role::System,
                             content: text.trim().to_owned(),
                             name: Some(name.to_owned()),
+                            sources: Vec::new(),
                         });
                     }
                     None => match &mut current {

@@ -19,6 +19,11 @@ pub struct Explain {
     pub tokens: TokenReport,
     /// Macros left as written, regex rules skipped, invalid keys, budget overruns.
     pub diagnostics: Vec<Diagnostic>,
+    /// Where each message of the prompt came from, one list per message in order: the parts
+    /// merged into it by the token parts' names (a preset entry's identifier such as `main`,
+    /// `charDescription` or `worldInfoBefore`, `chatHistory`, `dialogueExamples`, `chatStart`,
+    /// `memory`, …), and `lorebook:<id>/<entry>` for a lorebook entry injected at a depth.
+    pub message_sources: Vec<Vec<String>>,
 }
 
 /// Token counts.

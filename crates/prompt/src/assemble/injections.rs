@@ -12,19 +12,21 @@ pub(super) struct Injection {
     pub(super) depth: usize,
     pub(super) role: Role,
     pub(super) text: String,
+    /// Where it came from: a preset entry's identifier, or `lorebook:<id>/<entry>`.
+    pub(super) source: String,
 }
 
 /// One message per (depth, role): texts of the same depth and role joined by a newline, in
 /// the order assistant, user, system (system nearest the end, as in SillyTavern).
 pub(super) fn group_injections(injections: Vec<Injection>) -> Vec<(usize, PromptMessage)> {
-    let mut by_depth: BTreeMap<usize, [Vec<String>; 3]> = BTreeMap::new();
+    let mut by_depth: BTreeMap<usize, [Vec<(String, String)>; 3]> = BTreeMap::new();
     for injection in injections {
         let slot = match injection.role {
             Role::Assistant => 0,
             Role::User => 1,
             Role::System => 2,
         };
-        by_depth.entry(injection.depth).or_default()[slot].push(injection.text);
+        by_depth.entry(injection.depth).or_default()[slot].push((injection.text, injection.source));
     }
     let mut out = Vec::new();
     for (depth, roles) in by_depth.into_iter().rev() {
@@ -33,7 +35,10 @@ pub(super) fn group_injections(injections: Vec<Injection>) -> Vec<(usize, Prompt
                 continue;
             }
             let role = [Role::Assistant, Role::User, Role::System][slot];
-            out.push((depth, PromptMessage::new(role, texts.join("\n"))));
+            let (texts, sources): (Vec<String>, Vec<String>) = texts.into_iter().unzip();
+            let mut message = PromptMessage::new(role, texts.join("\n"));
+            message.sources = sources;
+            out.push((depth, message));
         }
     }
     out

@@ -111,6 +111,7 @@ pub(super) fn preset_parts(
                 depth: entry.injection_depth as usize,
                 role,
                 text,
+                source: entry.identifier.clone(),
             });
         } else {
             layout.parts.push(Part::Fixed {

@@ -179,6 +179,7 @@ pub(super) fn lorebook_parts(
                 depth: entry.injection_depth as usize,
                 role: entry.injection_role,
                 text,
+                source: target.label.clone(),
             }),
         }
     }

@@ -6,7 +6,7 @@ use tavo_model::Role;
 /// One message of the assembled prompt. The LLM crate converts it to a provider's wire
 /// format; `name` carries SillyTavern's `example_user` / `example_assistant` for dialogue
 /// examples.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PromptMessage {
     /// `system`, `user` or `assistant`.
     pub role: Role,
@@ -15,7 +15,20 @@ pub struct PromptMessage {
     /// Optional speaker name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Where the text came from, for the explain record (`Explain::message_sources`): the
+    /// parts merged into it, by the names the token parts use. Never sent, never compared.
+    #[serde(skip)]
+    pub sources: Vec<String>,
 }
+
+/// Two messages are equal when they would be sent the same: their sources are bookkeeping.
+impl PartialEq for PromptMessage {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role && self.content == other.content && self.name == other.name
+    }
+}
+
+impl Eq for PromptMessage {}
 
 impl PromptMessage {
     /// A message without a name.
@@ -24,6 +37,24 @@ impl PromptMessage {
             role,
             content: content.into(),
             name: None,
+            sources: Vec::new(),
+        }
+    }
+
+    /// This message with `source` as its origin, unless it already names one.
+    pub(crate) fn from_source(mut self, source: &str) -> Self {
+        if self.sources.is_empty() {
+            self.sources.push(source.to_owned());
+        }
+        self
+    }
+
+    /// Adds `other`'s sources to this message's (a merge), each once.
+    fn take_sources(&mut self, other: Vec<String>) {
+        for source in other {
+            if !self.sources.contains(&source) {
+                self.sources.push(source);
+            }
         }
     }
 }
@@ -65,7 +96,10 @@ pub fn convert(
                 } else {
                     placeholder
                 };
-                out.insert(first_turn, PromptMessage::new(Role::User, text));
+                out.insert(
+                    first_turn,
+                    PromptMessage::new(Role::User, text).from_source("chatStart"),
+                );
             }
             merge(out)
         }
@@ -79,6 +113,7 @@ fn merge(messages: Vec<PromptMessage>) -> Vec<PromptMessage> {
             Some(last) if last.role == message.role && last.name == message.name => {
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
+                last.take_sources(message.sources);
             }
             _ => out.push(message),
         }
@@ -100,8 +135,13 @@ fn single_system(messages: Vec<PromptMessage>) -> Vec<PromptMessage> {
                 Some(s) => {
                     s.content.push_str("\n\n");
                     s.content.push_str(&text);
+                    s.take_sources(message.sources);
                 }
-                None => system = Some(PromptMessage::new(Role::System, text)),
+                None => {
+                    let mut first = PromptMessage::new(Role::System, text);
+                    first.sources = message.sources;
+                    system = Some(first);
+                }
             }
             continue;
         }

@@ -579,3 +579,47 @@ fn the_byte_bound_build_is_kept_only_when_nothing_was_cut() {
         assert_eq!(texts(&engine.build(&input, &o)), texts(&by_exact));
     }
 }
+
+/// Every message names where it came from, in step with the messages: preset entries by
+/// identifier, the history, a lorebook entry at a depth as `lorebook:<id>/<entry>`; a
+/// converter that merges messages merges their sources.
+#[test]
+fn each_message_names_its_sources() {
+    let mut f = Fixture::new();
+    f.lorebooks = vec![Lorebook {
+        id: Some(LorebookId(3)),
+        revision: 1,
+        name: "w".into(),
+        entries: vec![
+            lore_entry("b", LorebookPosition::LorebookBefore),
+            lore_entry("deep", LorebookPosition::AtDepth),
+        ],
+        ..Lorebook::default()
+    }];
+    let out = f.build(&options());
+    let sources = &out.explain.message_sources;
+    assert_eq!(sources.len(), out.messages.len());
+    assert!(sources.iter().all(|s| !s.is_empty()), "{sources:?}");
+    let at = |text: &str| {
+        let i = out
+            .messages
+            .iter()
+            .position(|m| m.content.contains(text))
+            .unwrap_or_else(|| panic!("{text} missing"));
+        sources[i].clone()
+    };
+    assert_eq!(at("lore b for Alex"), ["worldInfoBefore"]);
+    assert_eq!(at("lore deep for Alex"), ["lorebook:3/deep"]);
+    assert_eq!(at("Hello there."), ["chatHistory"]);
+    assert_eq!(at("A forest"), ["scenario"]);
+
+    let mut o = options();
+    o.converter = PromptConverter::SingleSystem;
+    let merged = f.build(&o);
+    let first = &merged.explain.message_sources[0];
+    assert_eq!(merged.explain.message_sources.len(), merged.messages.len());
+    assert!(
+        first.iter().any(|s| s == "main") && first.iter().any(|s| s == "worldInfoBefore"),
+        "{first:?}"
+    );
+}
