@@ -661,7 +661,7 @@ impl Preview {
         let mut sources = self.base.explain.message_sources.clone();
         let sent = &self.request.messages;
         let built = &self.base.messages;
-        if sent.len() >= built.len() + 1 {
+        if sent.len() > built.len() {
             let lead = built.iter().take_while(|m| m.role == Role::System).count();
             sources.insert(lead.min(sources.len()), vec!["toolHint".into()]);
         } else if let (Some(first), Some(was)) = (sent.first(), built.first())

@@ -182,7 +182,7 @@ pub(super) fn flatten(
                     part: label.clone(),
                     tokens: ms.iter().map(|m| counter.message(m)).sum(),
                 });
-                messages.extend(ms.into_iter().map(|m| m.from_source(&label)));
+                messages.extend(ms.into_iter().map(|m| m.with_source(&label)));
             }
             Part::Examples => {
                 if !examples.is_empty() {
@@ -193,7 +193,7 @@ pub(super) fn flatten(
                     messages.extend(
                         examples
                             .drain(..)
-                            .map(|m| m.from_source("dialogueExamples")),
+                            .map(|m| m.with_source("dialogueExamples")),
                     );
                 }
             }
@@ -218,18 +218,18 @@ pub(super) fn flatten(
                     around
                         .chat_start
                         .clone()
-                        .map(|m| m.from_source("chatStart")),
+                        .map(|m| m.with_source("chatStart")),
                 );
                 let history = std::mem::take(&mut history)
                     .into_iter()
-                    .map(|m| m.from_source("chatHistory"))
+                    .map(|m| m.with_source("chatHistory"))
                     .collect();
                 place_injections(&mut messages, history, injections);
                 messages.extend(
                     around
                         .group_nudge
                         .clone()
-                        .map(|m| m.from_source("groupNudge")),
+                        .map(|m| m.with_source("groupNudge")),
                 );
             }
         }
@@ -246,7 +246,7 @@ pub(super) fn flatten(
             part: label.clone(),
             tokens: counter.message(&message),
         });
-        messages.push(message.from_source(&label));
+        messages.push(message.with_source(&label));
     }
     messages.retain(|m| !m.content.trim().is_empty());
     (messages, token_parts)

@@ -42,7 +42,7 @@ impl PromptMessage {
     }
 
     /// This message with `source` as its origin, unless it already names one.
-    pub(crate) fn from_source(mut self, source: &str) -> Self {
+    pub(crate) fn with_source(mut self, source: &str) -> Self {
         if self.sources.is_empty() {
             self.sources.push(source.to_owned());
         }
@@ -98,7 +98,7 @@ pub fn convert(
                 };
                 out.insert(
                     first_turn,
-                    PromptMessage::new(Role::User, text).from_source("chatStart"),
+                    PromptMessage::new(Role::User, text).with_source("chatStart"),
                 );
             }
             merge(out)
