@@ -16,84 +16,20 @@
 // Run: cd tests/e2e && ST_DIR=/tmp/st/SillyTavern node bench/st-side-by-side.js [N ...]   (TAVO_BIN as for the tests)
 //
 // The script starts its own `node server.js` from ST_DIR with a fresh data root and config in a temporary
-// folder (loopback only, no auth, no browser launch, no update/model downloads) on a free port, and its own
-// `tavo serve`. SillyTavern's first start in a new data root compiles its frontend libraries (~30 s here).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+// folder (loopback only, no auth, no browser launch, no update/model downloads) on a free port (lib/sillytavern.js),
+// and its own `tavo serve`. SillyTavern's first start in a new data root compiles its frontend libraries (~30 s here).
+import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { startTavo, launchBrowser, SERAPHINA } from '../lib/harness.js';
 import { jsonl } from '../lib/benchChat.js';
+import { sillyTavernDir, startSillyTavern, sillyTavernReady, median } from '../lib/sillytavern.js';
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 if (!SIZES.length) SIZES.push(100000);
-const ST_DIR = process.env.ST_DIR;
-if (!ST_DIR || !existsSync(join(ST_DIR, 'server.js'))) throw new Error('set ST_DIR to an installed SillyTavern (see the header)');
+const ST_DIR = sillyTavernDir();
 const RUNS = 3;
 const work = mkdtempSync(join(tmpdir(), 'st-bench-'));
-
-
-/** @returns {Promise<number>} */
-const freePort = () => new Promise((res) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = /** @type {any} */ (s.address()).port; s.close(() => res(p)); }); });
-/** @param {number[]} xs */
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** SillyTavern from ST_DIR on a free loopback port with a fresh data root. */
-async function startSillyTavern() {
-  const port = await freePort();
-  const dataRoot = join(work, 'st-data');
-  const configPath = join(work, 'st-config.yaml');
-  // Option names are those of ST_DIR/default/config.yaml. SillyTavern adds the options left out with their defaults.
-  writeFileSync(configPath, [
-    `dataRoot: ${JSON.stringify(dataRoot)}`,
-    'listen: false', // loopback only
-    `port: ${port}`,
-    'browserLaunch:', '  enabled: false',
-    'whitelistMode: true', 'whitelist:', '  - 127.0.0.1', '  - ::1',
-    'basicAuthMode: false', 'enableUserAccounts: false',
-    // No network here: keep it from trying to update extensions or download models and tokenizers.
-    'extensions:', '  enabled: true', '  autoUpdate: false', '  models:', '    autoDownload: false',
-    'enableDownloadableTokenizers: false',
-    '',
-  ].join('\n'));
-  const proc = spawn(process.execPath, ['server.js', '--configPath', configPath], { cwd: ST_DIR, stdio: ['ignore', 'pipe', 'pipe'] });
-  process.on('exit', () => proc.kill('SIGKILL'));
-  /** @type {string[]} */
-  const log = [];
-  createInterface({ input: /** @type {any} */ (proc.stderr) }).on('line', (l) => log.push(l));
-  await new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error('SillyTavern did not start in 240 s:\n' + log.slice(-40).join('\n'))), 240000);
-    createInterface({ input: /** @type {any} */ (proc.stdout) }).on('line', (l) => {
-      log.push(l);
-      if (l.includes('SillyTavern is listening on')) { clearTimeout(timer); res(null); }
-    });
-    proc.on('exit', (code) => { clearTimeout(timer); rej(new Error(`SillyTavern exited with ${code}:\n${log.slice(-40).join('\n')}`)); });
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const user = join(dataRoot, 'default-user');
-  // A new data root starts with a first-run popup asking the persona's name, over everything; mark it done
-  // (the same as answering it once). Nothing else in the settings is touched: "# of messages to load" keeps its default.
-  const settingsFile = join(user, 'settings.json');
-  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-  settings.firstRun = false;
-  writeFileSync(settingsFile, JSON.stringify(settings, null, 4));
-  // Its API wants a CSRF token bound to the session cookie.
-  const t = await fetch(url + '/csrf-token');
-  const cookie = t.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const { token } = await t.json();
-  /** @param {string} path @param {any} body */
-  const post = async (path, body) => {
-    const isForm = body instanceof FormData;
-    const r = await fetch(url + path, { method: 'POST', body: isForm ? body : JSON.stringify(body),
-      headers: { 'x-csrf-token': token, cookie, ...(isForm ? {} : { 'content-type': 'application/json' }) } });
-    if (!r.ok) throw new Error(`SillyTavern ${path}: ${r.status} ${await r.text()}`);
-    return r;
-  };
-  return { url, user, post, proc, version: JSON.parse(readFileSync(join(ST_DIR, 'package.json'), 'utf8')).version,
-    stop: () => new Promise((res) => { proc.once('exit', res); proc.kill('SIGTERM'); }) };
-}
 
 /**
  * Three runs of: navigate to `url`, wait until `ready` resolves, open the chat with `open` (which returns the
@@ -133,7 +69,7 @@ async function measure(page, url, ready, open, last, messageSelector) {
 }
 
 const out = /** @type {Record<string, any>} */ ({ loadavgBefore: readFileSync('/proc/loadavg', 'utf8').trim(), cpus: (await import('node:os')).cpus().length, sizes: SIZES });
-const st = await startSillyTavern();
+const st = await startSillyTavern(ST_DIR, work);
 const tavo = await startTavo();
 try {
   // --- set-up: the Seraphina card in both, then each chat ---
@@ -172,8 +108,7 @@ try {
           async () => {
             // Ready: its init finished (APP_READY, which it re-fires to late listeners) and the welcome screen
             // lists the chat under "Recent Chats" (it reads every chat file for that list).
-            await page.waitForFunction(() => /** @type {any} */ (window).SillyTavern?.getContext, null, { timeout: 120000 });
-            await page.evaluate(() => new Promise((r) => { const c = /** @type {any} */ (window).SillyTavern.getContext(); c.eventSource.once(c.eventTypes.APP_READY, r); }));
+            await sillyTavernReady(page);
             await page.locator(sel).waitFor({ timeout: 120000 });
           },
           // Open it as a user does from the welcome screen: click its "Recent Chats" entry (the same as picking the
