@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTavo, launchBrowser, shot, watchErrors, SERAPHINA } from '../lib/harness.js';
+import { webFromDisk } from '../lib/webdisk.js';
 
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
@@ -14,6 +15,7 @@ before(async () => {
   id = (await tavo.api('POST', '/api/library/character', { name: 'Mira', description: 'Keeps an inn.', firstMes: 'Welcome.' })).id;
   await tavo.api('POST', '/api/library/persona', { name: 'Ann', description: 'A traveller.', active: true });
   browser = await launchBrowser();
+  await webFromDisk(browser.context);
 });
 
 after(async () => {
@@ -89,13 +91,50 @@ test('edit a persona from the library', async () => {
   await form.getByLabel('Name').fill('Anna');
   await form.getByLabel('Description').fill('A traveller from the north.');
   await form.getByRole('button', { name: 'Save' }).click();
-  await form.waitFor({ state: 'detached' });
-  await page.getByRole('region', { name: 'Personas' }).getByText('Anna').waitFor();
+  await form.getByRole('status').getByText(/^Saved/).waitFor();
+  await page.getByRole('region', { name: 'Personas' }).getByRole('listitem').getByText('Anna').waitFor();
   const list = await tavo.api('GET', '/api/library/persona');
   const anna = await tavo.api('GET', `/api/library/persona/${list[0].id}`);
   assert.equal(anna.name, 'Anna');
   assert.equal(anna.description, 'A traveller from the north.');
   assert.equal(anna.active, true, 'still the default');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a persona edited elsewhere meanwhile: both versions side by side, merged by field; unsaved edits survive a reload', async () => {
+  const [first] = await tavo.api('GET', '/api/library/persona');
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/`);
+  await page.getByRole('button', { name: `Edit ${first.name}` }).click();
+  // The form's name follows the stored name, which changes below.
+  const form = page.getByRole('form', { name: /^Edit persona / });
+  await form.getByLabel('Description').fill('Mine: a traveller with a map.');
+  // An unsaved edit is still there after a reload.
+  await page.waitForTimeout(400);
+  await page.reload();
+  await page.getByRole('button', { name: `Edit ${first.name}` }).click();
+  assert.equal(await form.getByLabel('Description').inputValue(), 'Mine: a traveller with a map.');
+  await form.getByRole('status').getByText(/restored after reload/).waitFor();
+  // Another door renames the persona meanwhile.
+  const theirs = await tavo.api('GET', `/api/library/persona/${first.id}`);
+  await tavo.api('PUT', `/api/library/persona/${first.id}`, { ...theirs, name: 'Anya' });
+  await form.getByRole('button', { name: 'Save' }).click();
+  const conflict = form.getByRole('alert', { name: 'Conflict' });
+  await conflict.getByText('Nothing was overwritten').waitFor();
+  assert.equal((await tavo.api('GET', `/api/library/persona/${first.id}`)).description, theirs.description, 'not overwritten');
+  assert.ok(await conflict.getByRole('radio', { name: 'Mine: Description' }).isChecked());
+  assert.ok(await conflict.getByRole('radio', { name: 'Theirs: Name' }).isChecked());
+  await conflict.getByRole('button', { name: 'Merge as chosen' }).click();
+  await form.getByRole('status').getByText(/^Saved ·/).waitFor();
+  const merged = await tavo.api('GET', `/api/library/persona/${first.id}`);
+  assert.equal(merged.name, 'Anya');
+  assert.equal(merged.description, 'Mine: a traveller with a map.');
+  // The last save can be undone.
+  await form.getByRole('button', { name: 'Undo' }).click();
+  await page.getByText('Last save undone').waitFor();
+  assert.equal((await tavo.api('GET', `/api/library/persona/${first.id}`)).description, theirs.description);
   assert.deepEqual(errors, []);
   await page.close();
 });

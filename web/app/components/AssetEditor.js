@@ -98,9 +98,3 @@ export const CHARACTER_FIELDS = [
   { key: 'alternateGreetings', label: 'Alternate greetings', list: true },
   { key: 'creatorNotes', label: "Creator's notes", multiline: true },
 ];
-
-/** A persona's fields. @type {Field[]} */
-export const PERSONA_FIELDS = [
-  { key: 'name', label: 'Name', required: true },
-  { key: 'description', label: 'Description', multiline: true },
-];

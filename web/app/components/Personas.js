@@ -1,26 +1,23 @@
-// Personas: who the user is in chats; create one, choose the default, edit one (name,
-// description, avatar with the same 2:3 crop as cards).
+// Personas: who the user is in chats; create one, choose the default, edit one
+// (PersonaEditor: name, description, avatar with the same 2:3 crop as cards).
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get } from '../api.js';
-import { personas, loadPersonas, createPersona, setDefaultPersona, toast, errorText } from '../store.js';
-import { AssetEditor, PERSONA_FIELDS } from './AssetEditor.js';
+import { personas, loadPersonas, createPersona, setDefaultPersona, toast, errorText, libraryTick } from '../store.js';
 import { Avatar } from './Avatar.js';
-import { AvatarCrop } from './AvatarCrop.js';
+import { PersonaEditor } from './PersonaEditor.js';
 
 export function Personas() {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [active, setActive] = useState(/** @type {Record<number, boolean>} */ ({}));
-  /** The persona being edited, as read (with its revision). */
-  const [editing, setEditing] = useState(/** @type {any} */ (null));
+  /** The id of the persona being edited. */
+  const [editing, setEditing] = useState(/** @type {number|null} */ (null));
   /** Bumped after an avatar upload, so the pictures reload. */
   const [avatarTick, setAvatarTick] = useState(0);
-  /** @param {number} id */
-  const edit = (id) => get('/api/library/persona/' + id).then(setEditing, (err) => toast(errorText(err), 'error'));
   useEffect(() => {
     loadPersonas();
-  }, []);
+  }, [libraryTick.value]);
   const list = personas.value || [];
   useEffect(() => {
     // Which one is the default needs the full objects (summaries do not carry `active`).
@@ -52,16 +49,13 @@ export function Personas() {
             ${active[p.id]
               ? html`<span class="pill">default</span>`
               : html`<button type="button" class="small" onClick=${() => setDefaultPersona(p.id).catch((err) => toast(errorText(err), 'error'))}>Make default</button>`}
-            <button type="button" class="small" aria-label=${'Edit ' + p.name} onClick=${() => edit(p.id)}>Edit</button>
+            <button type="button" class="small" aria-label=${'Edit ' + p.name} onClick=${() => setEditing(p.id)}>Edit</button>
           </li>`,
         )}</ul>`
       : html`<p class="muted">No personas: chats call you “User”.</p>`}
-    ${editing
-      ? html`<${AssetEditor} key=${editing.id} kind="persona" asset=${editing} fields=${PERSONA_FIELDS} title=${'Edit persona ' + editing.name}
-          onCancel=${() => setEditing(null)}
-          onSaved=${() => { setEditing(null); toast('Saved', 'ok'); loadPersonas(); }} />
-        <${AvatarCrop} key=${'crop-' + editing.id} id=${editing.id} target=${`/api/personas/${editing.id}/avatar`}
-          onDone=${() => setAvatarTick(avatarTick + 1)} />`
+    ${editing != null
+      ? html`<${PersonaEditor} key=${editing} id=${editing} onClose=${() => setEditing(null)}
+          onAvatar=${() => setAvatarTick(avatarTick + 1)} />`
       : null}
     <form class="row wrap" onSubmit=${submit} aria-label="New persona">
       <input placeholder="Persona name" aria-label="Persona name" value=${name} required onInput=${(/** @type {any} */ e) => setName(e.currentTarget.value)} />
