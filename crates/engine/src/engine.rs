@@ -353,6 +353,23 @@ impl Engine {
         .await
     }
 
+    /// Describes the image a message carries and stores the description on it (`tavo image
+    /// describe`, `POST /api/messages/{id}/describe-image`); see [`crate::describe`].
+    pub async fn describe_image(
+        &self,
+        message: i64,
+        connection: Option<String>,
+    ) -> Result<crate::describe::ImageDescription, crate::describe::DescribeError> {
+        crate::describe::describe(
+            &self.inner.store,
+            &self.inner.client,
+            &self.inner.gate,
+            message,
+            connection,
+        )
+        .await
+    }
+
     /// One generation on the chat's connection that writes nothing (`tavo.generate`, `POST
     /// /api/chats/{id}/generate`); see [`crate::generate`].
     pub async fn generate(

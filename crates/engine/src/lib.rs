@@ -22,6 +22,7 @@
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
 mod control;
+pub mod describe;
 pub mod display;
 mod engine;
 mod error;

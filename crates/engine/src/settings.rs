@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 29] = [
+pub const SETTINGS: [SettingSpec; 33] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -181,6 +181,26 @@ pub const SETTINGS: [SettingSpec; 29] = [
         key: crate::speech::config::PLAY_TAG_CONTENT,
         kind: Kind::Bool,
         about: "voice playback rules: speak the content of custom <tag>…</tag> elements such as <action> (default false)",
+    },
+    SettingSpec {
+        key: crate::describe::ENABLED_SETTING,
+        kind: Kind::Bool,
+        about: "image sending: a reply first has the images of the chat's recent user messages (extra.image) described by the image-description connection, and every prompt carries the description (default false)",
+    },
+    SettingSpec {
+        key: crate::describe::CONNECTION_SETTING,
+        kind: Kind::Text { max_len: 200 },
+        about: "image sending: the chat connection (its model must take images) that describes them (default: the default connection)",
+    },
+    SettingSpec {
+        key: crate::describe::DESCRIBE_PROMPT_SETTING,
+        kind: Kind::Text { max_len: 4_000 },
+        about: "image sending: the description prompt sent with the image (default: describe it in detail for someone who cannot see it)",
+    },
+    SettingSpec {
+        key: crate::describe::INJECT_PROMPT_SETTING,
+        kind: Kind::Text { max_len: 2_000 },
+        about: "image sending: how a description enters the conversation, after the message's own text; keeps {{description}} (default [发送了一张图片：{{description}}])",
     },
     SettingSpec {
         key: tavo_llm::media::image::INJECTION_TEMPLATE_KEY,

@@ -273,23 +273,43 @@ impl ReplyTask {
         knobs.speaker = speaker;
         knobs.user_text = self.prepare_hook().await?;
         let (engine, chat, kind) = (self.inner.prompt.clone(), self.chat, self.kind);
-        let inner = self.inner.clone();
         let new_message = matches!(self.target, Target::New).then(|| self.id.clone());
         // One trip off the executor for everything the reply reads and writes before its first
         // request: the prompt, its own message, the search settings. Each trip is a thread
-        // hand-off and wake-up, and hundreds of replies starting together pay each one.
-        let (base, stored, services) = self
-            .blocking(move |store| {
-                let base =
-                    prompt::build(store, &engine, chat, kind, &knobs).map_err(|e| e.to_string())?;
-                let stored = match new_message {
-                    Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
-                    None => None,
-                };
-                Ok((base, stored, inner.reply_services()))
-            })
-            .await
-            .map_err(Stop::Failed)?;
+        // hand-off and wake-up, and hundreds of replies starting together pay each one. Only
+        // when images wait to be described (image sending, `crate::describe`) is there a
+        // second: they are described first, then the prompt is built with their descriptions.
+        let mut look_for_images = self.turn == 0;
+        let (base, stored, services) = loop {
+            let (engine, knobs, inner) = (engine.clone(), knobs.clone(), self.inner.clone());
+            let new_message = new_message.clone();
+            let start = self
+                .blocking(move |store| {
+                    if look_for_images {
+                        let pending =
+                            crate::describe::pending(store, chat).map_err(|e| e.to_string())?;
+                        if !pending.is_empty() {
+                            return Ok(Err(pending));
+                        }
+                    }
+                    let base = prompt::build(store, &engine, chat, kind, &knobs)
+                        .map_err(|e| e.to_string())?;
+                    let stored = match new_message {
+                        Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
+                        None => None,
+                    };
+                    Ok(Ok((base, stored, inner.reply_services())))
+                })
+                .await
+                .map_err(Stop::Failed)?;
+            match start {
+                Ok(ready) => break ready,
+                Err(pending) => {
+                    self.describe_images(pending).await?;
+                    look_for_images = false;
+                }
+            }
+        };
         self.open_message(stored);
         self.has_regex = base.has_regex;
         self.control
@@ -318,6 +338,29 @@ impl ReplyTask {
                 .publish(EventKind::Warning { message: cut });
         }
         Ok((base, services))
+    }
+
+    /// Image sending: describes the images of these user messages before the reply's first
+    /// prompt, one after the other. A failed description is a warning; the reply goes on.
+    async fn describe_images(&mut self, messages: Vec<i64>) -> Result<(), Stop> {
+        for id in messages {
+            let described = tokio::select! {
+                r = crate::describe::describe(
+                    &self.inner.store,
+                    &self.inner.client,
+                    &self.inner.gate,
+                    id,
+                    None,
+                ) => r,
+                () = self.control.cancelled() => return Err(Stop::Cancelled),
+            };
+            if let Err(e) = described {
+                self.control.hub.publish(EventKind::Warning {
+                    message: format!("the image of message {id} was not described: {e}"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Runs one round's tool calls in order (a cancelled one stops the batch), keeps their

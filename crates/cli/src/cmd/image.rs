@@ -8,6 +8,9 @@
 //!   else the global files; `--save-as` names it) and its virtual path is printed.
 //! - `tavo image imagine --chat ID PROMPT`: `/imagine` — the image stored in the chat and
 //!   written as a message with the injection template (`image.injectionTemplate`).
+//! - `tavo image describe --message ID [--connection NAME] [--json]`: image sending (§14.4) — the
+//!   image a message carries described by the image-description connection (a chat connection:
+//!   `--connection`, else `imageSending.connection`, else the default) and stored on it.
 //! - `tavo image connection add|list|show|update|remove|default`: the image connection book
 //!   (`image.connections`). Keys are write-only: every output masks them.
 //!
@@ -52,6 +55,19 @@ enum ImageCommand {
         #[arg(long, value_name = "NAME")]
         connection: Option<String>,
         /// Print `{messageId, path, mimeType, size, content, prompt}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Describe the image a message carries (image sending) and store the description on it.
+    Describe {
+        /// The message.
+        #[arg(long, value_name = "ID")]
+        message: i64,
+        /// A chat connection whose model takes images, instead of `imageSending.connection` /
+        /// the default.
+        #[arg(long, value_name = "NAME")]
+        connection: Option<String>,
+        /// Print `{messageId, text, injected, connection}`.
         #[arg(long)]
         json: bool,
     },
@@ -265,6 +281,24 @@ async fn run_in(engine: &Engine, command: ImageCommand) -> anyhow::Result<ExitCo
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => Ok(fail(&e)),
+        },
+        ImageCommand::Describe {
+            message,
+            connection,
+            json,
+        } => match engine.describe_image(message, connection).await {
+            Ok(done) if json => {
+                println!("{}", serde_json::to_string_pretty(&done)?);
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(done) => {
+                println!("{}", done.text);
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                eprintln!("error: {}: {e}", e.code());
+                Ok(ExitCode::FAILURE)
+            }
         },
         ImageCommand::Connection { command } => connection(engine, command).await,
     }

@@ -378,12 +378,25 @@ pub(super) fn chat_role(role: Role) -> Role {
     role
 }
 
-/// A history message as the model sees it: the model copy, prefixed by the speaker's name
-/// for other characters' messages in group chats.
+/// A history message as the model sees it: the model copy, then the description of the
+/// image it carries (image sending: `imageDescription.injected`, written by the engine), prefixed
+/// by the speaker's name for other characters' messages in group chats.
 pub(super) fn history_text(b: &Builder<'_>, copies: &Copies<'_>, i: usize) -> String {
-    let text = copies.texts[i]
+    let mut text = copies.texts[i]
         .clone()
         .unwrap_or_else(|| copies.visible[i].content.clone());
+    if let Some(described) = copies.visible[i]
+        .extra
+        .get("imageDescription")
+        .and_then(|d| d.get("injected"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+    {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(described);
+    }
     if b.group && copies.visible[i].role == Role::Assistant {
         format!("{}: {}", copies.name(i), text)
     } else {

@@ -127,6 +127,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))
+        .routes(routes!(translate::describe_image))
         .routes(routes!(tts::play))
         .routes(routes!(tts::stop))
         .routes(routes!(tts::say))

@@ -1,11 +1,14 @@
 //! `POST /api/messages/{id}/translate`: a message translated and the translation stored on it
 //! (`translation: {language, text, at}`), the same `Engine::translate_message` `tavo translate`
-//! runs.
+//! runs. `POST /api/messages/{id}/describe-image`: the image a message carries described and the
+//! description stored on it (image sending), the same `Engine::describe_image` `tavo image
+//! describe` runs. Both are one request about one message's content.
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
+use tavo_engine::describe::{DescribeError, ImageDescription};
 use tavo_engine::translate::{TranslateError, Translation};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -22,13 +25,17 @@ pub struct TranslateBody {
 }
 
 fn translate_error(e: TranslateError) -> ApiError {
-    let status = match e.code() {
+    message_error(e.code(), e.to_string())
+}
+
+fn message_error(code: &'static str, message: String) -> ApiError {
+    let status = match code {
         "resource_not_found" => StatusCode::NOT_FOUND,
         "invalid_arguments" => StatusCode::BAD_REQUEST,
         "unavailable" => StatusCode::BAD_GATEWAY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    ApiError::new(status, e.code(), e.to_string())
+    ApiError::new(status, code, message)
 }
 
 /// Translates one message.
@@ -51,6 +58,39 @@ pub async fn translate(
         .translate_message(id, b.language, b.connection)
         .await
         .map_err(translate_error)?;
+    state.hub.library("message", "updated", Some(id));
+    Ok(Json(done))
+}
+
+/// Which connection describes the image.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct DescribeBody {
+    /// A chat connection whose model takes images (default: `imageSending.connection`, else
+    /// the default connection).
+    pub connection: Option<String>,
+}
+
+/// Describes the image one message carries and stores the description on it.
+#[utoipa::path(post, path = "/api/messages/{id}/describe-image", tag = "chats",
+    params(("id" = i64, Path)),
+    request_body = DescribeBody,
+    responses((status = 200, description = "`{messageId, text, injected, connection}`", body = Object),
+              (status = 400, description = "No readable image, an injection prompt without {{description}}, no connection", body = ErrorBody),
+              (status = 404, description = "No such message", body = ErrorBody),
+              (status = 502, description = "The provider failed", body = ErrorBody)))]
+pub async fn describe_image(
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    body: Option<Json<DescribeBody>>,
+) -> ApiResult<Json<ImageDescription>> {
+    let b = body.map(|Json(b)| b).unwrap_or_default();
+    let done = state
+        .replies
+        .engine()
+        .describe_image(id, b.connection)
+        .await
+        .map_err(|e: DescribeError| message_error(e.code(), e.to_string()))?;
     state.hub.library("message", "updated", Some(id));
     Ok(Json(done))
 }
