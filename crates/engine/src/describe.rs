@@ -24,6 +24,8 @@ use tavo_llm::{
 use tavo_model::{ChatId, Message, MessageId, Role};
 use tavo_store::{FileScope, Store, StoreError};
 
+use crate::settings::text_setting;
+
 /// Whether replies describe the images users send (default false).
 pub const ENABLED_SETTING: &str = "imageSending.enabled";
 /// The image-description connection (unset: the default connection).
@@ -185,13 +187,6 @@ fn image_source(
     })
 }
 
-fn text_setting(store: &Store, key: &str) -> Result<Option<String>, StoreError> {
-    Ok(store
-        .setting_get(key)?
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .filter(|s| !s.trim().is_empty()))
-}
-
 struct Prepared {
     request: ChatRequest,
     endpoint: Endpoint,
@@ -226,11 +221,7 @@ fn prepare(
     let book = ConnectionBook::from_setting(store.setting_get(SETTINGS_KEY)?)?;
     let conn = book.pick(wanted.as_deref())?.clone();
     let parameters = book.effective_parameters(&conn);
-    let endpoint = Endpoint {
-        protocol: conn.protocol,
-        base_url: conn.base_url.clone(),
-        api_key: conn.resolve_key()?,
-    };
+    let endpoint = conn.endpoint()?;
     let mut ask = LlmMessage::text(LlmRole::User, prompt);
     ask.parts.push(Part::Image { source });
     let mut request = ChatRequest::new(conn.model.clone(), vec![ask]);

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tavo_llm::connection::SETTINGS_KEY;
-use tavo_llm::{Client, ConnectionBook, Endpoint};
+use tavo_llm::{Client, ConnectionBook};
 use tavo_model::{ChatId, MessageId, Role};
 use tavo_prompt::PromptEngine;
 use tavo_store::Store;
@@ -458,11 +458,7 @@ impl Engine {
         let book = ConnectionBook::from_setting(store.setting_get(SETTINGS_KEY)?)?;
         let connection = book.pick(req.connection.as_deref())?.clone();
         let parameters = book.effective_parameters(&connection);
-        let endpoint = Endpoint {
-            protocol: connection.protocol,
-            base_url: connection.base_url.clone(),
-            api_key: connection.resolve_key()?,
-        };
+        let endpoint = connection.endpoint()?;
         let settings = ToolSettings::load(store)?;
         let limits = req
             .limits

@@ -179,11 +179,7 @@ fn prepare(
     request.stream = false;
     Ok(Prepared {
         request,
-        endpoint: Endpoint {
-            protocol: conn.protocol,
-            base_url: conn.base_url.clone(),
-            api_key: conn.resolve_key()?,
-        },
+        endpoint: conn.endpoint()?,
         connection: conn.name.clone(),
     })
 }

@@ -399,6 +399,18 @@ pub fn new_token() -> String {
     )
 }
 
+/// A text setting, or `None` when it is unset, not a string, or only whitespace (the
+/// one-request features treat an emptied setting as "use the default").
+pub(crate) fn text_setting(
+    store: &tavo_store::Store,
+    key: &str,
+) -> Result<Option<String>, tavo_store::StoreError> {
+    Ok(store
+        .setting_get(key)?
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .filter(|s| !s.trim().is_empty()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

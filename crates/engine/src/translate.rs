@@ -14,6 +14,8 @@ use tavo_llm::{ChatRequest, ConnectionBook, Endpoint, Message as LlmMessage, Rol
 use tavo_model::MessageId;
 use tavo_store::{Store, StoreError};
 
+use crate::settings::text_setting;
+
 /// The setting naming the target language (default [`DEFAULT_LANGUAGE`]).
 pub const LANGUAGE_SETTING: &str = "translation.language";
 /// The setting naming the connection translations use (unset: the default connection).
@@ -107,13 +109,6 @@ struct Prepared {
     connection: String,
 }
 
-fn text_setting(store: &Store, key: &str) -> Result<Option<String>, StoreError> {
-    Ok(store
-        .setting_get(key)?
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .filter(|s| !s.trim().is_empty()))
-}
-
 fn prepare(
     store: &Store,
     message: i64,
@@ -158,11 +153,7 @@ fn prepare(
     let book = ConnectionBook::from_setting(store.setting_get(SETTINGS_KEY)?)?;
     let conn = book.pick(wanted.as_deref())?.clone();
     let parameters = book.effective_parameters(&conn);
-    let endpoint = Endpoint {
-        protocol: conn.protocol,
-        base_url: conn.base_url.clone(),
-        api_key: conn.resolve_key()?,
-    };
+    let endpoint = conn.endpoint()?;
     let prompt = render(&template, &language, content)?;
     let mut request = ChatRequest::new(
         conn.model.clone(),

@@ -163,6 +163,15 @@ impl Connection {
         self.parameters.validate()
     }
 
+    /// Where requests on this connection go, with the key resolved ([`Self::resolve_key`]).
+    pub fn endpoint(&self) -> Result<crate::transport::Endpoint, ConnectionError> {
+        Ok(crate::transport::Endpoint {
+            protocol: self.protocol,
+            base_url: self.base_url.clone(),
+            api_key: self.resolve_key()?,
+        })
+    }
+
     /// The key to send: the stored one, else the named environment variable.
     pub fn resolve_key(&self) -> Result<Option<String>, ConnectionError> {
         if let Some(k) = &self.api_key {

@@ -406,11 +406,7 @@ async fn contextual(
                 .map_err(|e| e.to_string())?;
                 let conn = book.pick(Some(&name)).map_err(|e| e.to_string())?.clone();
                 let parameters = book.effective_parameters(&conn);
-                let endpoint = Endpoint {
-                    protocol: conn.protocol,
-                    base_url: conn.base_url.clone(),
-                    api_key: conn.resolve_key().map_err(|e| e.to_string())?,
-                };
+                let endpoint = conn.endpoint().map_err(|e| e.to_string())?;
                 (endpoint, conn.model.clone(), parameters)
             }
         };
