@@ -54,7 +54,7 @@ PACKAGES = [
         ("package/LICENSE", "LICENSE"),
     ]),
     ("dompurify", "3.5.0", "dompurify-3.5.0", [
-        ("package/dist/purify.es.mjs", "purify.es.mjs"),
+        ("package/dist/purify.min.js", "purify.min.js"),
         ("package/LICENSE", "LICENSE"),
     ]),
 ]

@@ -14,6 +14,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+
+#[path = "src/slim.rs"]
+#[allow(dead_code)]
+mod slim;
 use sha2::{Digest, Sha256};
 
 /// Files of `web/` that are tooling, not the app.
@@ -78,6 +82,23 @@ fn brotli(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The served copy of one of the app's own scripts or stylesheets (see `src/slim.rs`); `None`
+/// for other files. Vendored libraries are served byte for byte as `web/vendor/SHA256SUMS`
+/// records them (they are minified builds already).
+fn slimmed(rel: &str, data: &[u8]) -> Option<Vec<u8>> {
+    if rel.starts_with("vendor/") {
+        return None;
+    }
+    let text = std::str::from_utf8(data).ok()?;
+    if rel.ends_with(".js") || rel.ends_with(".mjs") {
+        Some(slim::javascript(text).into_bytes())
+    } else if rel.ends_with(".css") {
+        Some(slim::css(text).into_bytes())
+    } else {
+        None
+    }
+}
+
 /// `index.html` with `?v=<tag>` on every own file it names and an import-map entry per module
 /// of `app/` (see the crate's doc). `tags` are the files' paths relative to `web/` and ETags.
 fn versioned_index(page: &str, tags: &[(&str, &str)]) -> String {
@@ -131,10 +152,19 @@ fn main() {
     let mut csp_hash = String::new();
     let read: Vec<(String, PathBuf, Vec<u8>, String)> = files
         .iter()
-        .filter_map(|(rel, path)| {
+        .enumerate()
+        .filter_map(|(i, (rel, path))| {
             let data = std::fs::read(path).ok()?;
+            let (data, path) = match slimmed(rel, &data) {
+                Some(served) => {
+                    let file = packed.join(format!("{i}.slim"));
+                    let _ = std::fs::write(&file, &served);
+                    (served, file)
+                }
+                None => (data, path.clone()),
+            };
             let etag = hex::encode(&Sha256::digest(&data)[..12]);
-            Some((rel.clone(), path.clone(), data, etag))
+            Some((rel.clone(), path, data, etag))
         })
         .collect();
     let tags: Vec<(&str, &str)> = read

@@ -3,7 +3,7 @@
 // trip per token. marked parses, DOMPurify removes scripts, handlers and unsafe URLs.
 
 import { marked } from 'marked';
-import DOMPurify from 'dompurify';
+import DOMPurify from './purify.js';
 
 marked.setOptions({ gfm: true, breaks: true });
 

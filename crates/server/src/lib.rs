@@ -27,6 +27,8 @@ mod memory;
 mod replies;
 mod routes;
 mod security;
+#[cfg(test)]
+mod slim;
 mod sse;
 mod state;
 mod static_app;

@@ -4,7 +4,7 @@
 // the copy shown is looked at; the stored text never changes.
 
 import { marked } from 'marked';
-import DOMPurify from 'dompurify';
+import DOMPurify from '../purify.js';
 
 /**
  * @typedef {{mode: 'markdown'} | {mode: 'html', html: string}
