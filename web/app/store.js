@@ -265,7 +265,11 @@ export const chatView = {
   displayRules: signal(0),
   /** Group chats: the member chosen to answer the next message ("Reply as"), else the reply mode decides. */
   speaker: signal(/** @type {number|null} */ (null)),
+  /** The image the next message carries (`attachment.js`): saved as a chat file already. */
+  attachment: signal(/** @type {Attachment|null} */ (null)),
 };
+
+/** @typedef {{path: string, name: string, url: string}} Attachment */
 
 /** The page of messages as shown: every message carries its `display` copy. @param {number} id @param {string} [query] */
 const viewPage = (id, query = '') => get(`/api/chats/${id}/view?limit=${PAGE}${query}`);
@@ -278,6 +282,7 @@ export async function openChat(id) {
     chatView.messages.value = [];
     chatView.error.value = null;
     chatView.draft.value = drafts.get(id) || '';
+    chatView.attachment.value = attachments.get(id) || null;
     chatView.speaker.value = null;
     // A reply this page already follows shows at once (Stop, not Send), before any request.
     currentReply.value = replies.get(id) || null;
@@ -304,6 +309,17 @@ const drafts = new Map();
 export function setDraft(text) {
   chatView.draft.value = text;
   if (chatView.id.value != null) drafts.set(chatView.id.value, text);
+}
+
+/** Attached images per chat, kept like drafts. @type {Map<number, Attachment>} */
+const attachments = new Map();
+/** @param {Attachment|null} a */
+export function setAttachment(a) {
+  chatView.attachment.value = a;
+  const id = chatView.id.value;
+  if (id == null) return;
+  if (a) attachments.set(id, a);
+  else attachments.delete(id);
 }
 
 /** Re-reads the newest page and merges it over what is loaded. */
@@ -697,9 +713,15 @@ export async function startReply(kind, text, opts = {}) {
   } else if (kind === 'normal') {
     const speaker = opts.speaker ?? chatView.speaker.value;
     // `/imagine <prompt>` generates an image message instead of a reply (201, no replyId).
-    if (/^\s*\/imagine(\s|$)/.test(text || '')) toast('Generating the image…');
-    answer = await post(`/api/chats/${chatId}/messages`, speaker != null ? { content: text || '', speaker } : { content: text || '' });
+    const image = chatView.attachment.value?.path;
+    if (!image && /^\s*\/imagine(\s|$)/.test(text || '')) toast('Generating the image…');
+    /** @type {{content: string, speaker?: number, image?: string}} */
+    const body = { content: text || '' };
+    if (speaker != null) body.speaker = speaker;
+    if (image) body.image = image;
+    answer = await post(`/api/chats/${chatId}/messages`, body);
     setDraft('');
+    if (image) setAttachment(null);
     chatView.speaker.value = null;
     if (!answer.replyId) {
       await refreshTail();

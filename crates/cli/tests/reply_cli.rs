@@ -277,3 +277,76 @@ fn llm_decode_reads_a_stream_from_stdin() {
     };
     assert!(!decoded.is_empty());
 }
+
+#[test]
+fn reply_image_saves_a_picture_from_disk_and_the_reply_sees_its_description() {
+    use base64::Engine as _;
+    let rt = runtime();
+    let script = Script::new(vec![
+        Turn::text("A small black square."),
+        Turn::text("What a tiny picture!"),
+    ]);
+    let mock = rt
+        .block_on(MockProvider::start(script))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data");
+    let chat = library(dir.path(), &mock, Wire::OpenaiChat, "openai-chat");
+    ok(tavo(
+        &data,
+        &["settings", "set", "imageSending.enabled", "true"],
+    ));
+    let png = tavo_testkit::image::png();
+    let picture = dir.path().join("dot 1.png");
+    std::fs::write(&picture, &png).unwrap_or_else(|e| panic!("{e}"));
+
+    // Not a picture, and not a file at all: refused before anything is stored or sent.
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "hello").unwrap_or_else(|e| panic!("{e}"));
+    for bad in [notes.to_string_lossy().into_owned(), "nowhere.png".into()] {
+        let out = tavo(&data, &["reply", "--chat", &chat, "--image", &bad]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--image"));
+    }
+    assert!(mock.requests().is_empty());
+
+    let out = ok(tavo(
+        &data,
+        &[
+            "reply",
+            "--chat",
+            &chat,
+            "--image",
+            &picture.to_string_lossy(),
+            "--json",
+        ],
+    ));
+    let last = lines(&out).pop().unwrap_or_else(|| panic!("no events"));
+    assert_eq!(last["text"], "What a tiny picture!", "{last}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "one description, one reply");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&png);
+    assert!(requests[0].body.to_string().contains(&encoded));
+    let reply = requests[1].body.to_string();
+    assert!(reply.contains("A small black square."), "{reply}");
+    assert!(
+        !reply.contains(&encoded),
+        "the reply does not carry the image"
+    );
+
+    // The message keeps a file of the chat, under a name made from the picture's.
+    let listed = ok(tavo(
+        &data,
+        &["tool", "call", "tavo_file_list", "{}", "--chat", &chat],
+    ));
+    let listed: Value = serde_json::from_str(&listed).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = listed["result"]["files"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names.len(), 1, "{listed}");
+    assert!(
+        names[0].starts_with("upload-") && names[0].ends_with("-dot-1.png"),
+        "{names:?}"
+    );
+}

@@ -136,6 +136,43 @@ pub fn render_injection(template: &str, description: &str) -> Result<String, Des
     Ok(template.replace("{{description}}", description))
 }
 
+/// Refuses, before anything is stored, an image a user's message would carry that a later
+/// description could not read: not a file of this library (`files/chat/NAME`,
+/// `files/global/NAME`), missing, not an image, or over [`MAX_IMAGE_BYTES`]. The refusal names
+/// the field (`image`).
+pub fn check_attachment(
+    store: &Store,
+    chat: i64,
+    reference: &str,
+) -> Result<(), tavo_tools::ToolError> {
+    use tavo_tools::{ErrorCode, ToolError};
+    if reference.starts_with("data:") {
+        return Err(ToolError::invalid_at(
+            "image",
+            "a file of this library (files/chat/NAME or files/global/NAME; save the image first)",
+            "data URL",
+        ));
+    }
+    let invalid = |why: String| {
+        ToolError::new(ErrorCode::InvalidArguments, format!("image: {why}"))
+            .with_details(json!({ "path": "image" }))
+    };
+    match image_source(store, chat, 0, reference) {
+        Ok(_) => Ok(()),
+        Err(DescribeError::NoImage(_, why)) if why.ends_with("does not exist") => {
+            Err(ToolError::not_found("image file", reference))
+        }
+        Err(DescribeError::NoImage(_, why)) => Err(invalid(why)),
+        Err(DescribeError::TooLarge(_, n)) => Err(invalid(format!(
+            "the file is {n} bytes; at most {MAX_IMAGE_BYTES} are sent"
+        ))),
+        Err(e) => {
+            tracing::warn!(chat, "reading an attached image failed: {e}");
+            Err(ToolError::internal("reading the image"))
+        }
+    }
+}
+
 /// The image of `m` (in chat `chat`) as the request sends it: bytes read from file storage or
 /// a data URL, with its media type.
 fn image_source(
@@ -168,12 +205,13 @@ fn image_source(
             .files()
             .load(scope, name)?
             .ok_or_else(|| no(&format!("{reference} does not exist")))?;
-        (
-            tavo_llm::media::image::sniff_mime(&bytes)
-                .unwrap_or("image/png")
-                .to_owned(),
-            bytes,
-        )
+        // What every protocol takes; anything else would be sent under a wrong media type.
+        let media_type = tavo_llm::media::image::sniff_mime(&bytes).ok_or_else(|| {
+            no(&format!(
+                "{reference} is not a PNG, JPEG, WebP or GIF image (what the providers take)"
+            ))
+        })?;
+        (media_type.to_owned(), bytes)
     };
     if !media_type.starts_with("image/") {
         return Err(no(&format!("{media_type} is not an image")));

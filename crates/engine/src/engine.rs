@@ -44,6 +44,11 @@ pub struct ReplyRequest {
     pub connection: Option<String>,
     /// Limits instead of the `tools.*` settings (tests, per-request overrides).
     pub limits: Option<Limits>,
+    /// An image the user's message carries (normal replies): a file of the library,
+    /// `files/chat/NAME` or `files/global/NAME`, kept where SillyTavern keeps it
+    /// (`extra.image`) and described for the model when `imageSending.enabled` (§14.4).
+    /// With an image the message's text may be empty.
+    pub image: Option<String>,
 }
 
 impl ReplyRequest {
@@ -55,6 +60,7 @@ impl ReplyRequest {
             message: Some(message.into()),
             connection: None,
             limits: None,
+            image: None,
         }
     }
 }
@@ -541,18 +547,32 @@ impl Engine {
                     .as_deref()
                     .map(str::trim)
                     .filter(|t| !t.is_empty());
-                let user_message = match text {
-                    Some(text) => {
+                let image = req
+                    .image
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty());
+                if let Some(image) = image {
+                    crate::describe::check_attachment(store, chat.0, image)?;
+                }
+                let user_message = match (text, image) {
+                    (None, None) if !has_history => return Err(EngineError::NoMessage),
+                    (None, None) => None,
+                    (text, image) => {
                         // The one message write: the chat's receive regex rules apply.
-                        let draft = tavo_tools::messages::MessageDraft::new(Role::User, text);
+                        let mut draft =
+                            tavo_tools::messages::MessageDraft::new(Role::User, text.unwrap_or(""));
+                        if let Some(image) = image {
+                            draft
+                                .extra
+                                .insert("extra".into(), serde_json::json!({ "image": image }));
+                        }
                         let written = tavo_tools::messages::append_message(store, chat, draft)?;
                         for w in written.warnings() {
                             tracing::warn!(chat = req.chat, "{w}");
                         }
                         written.message.id
                     }
-                    None if !has_history => return Err(EngineError::NoMessage),
-                    None => None,
                 };
                 Ok((Target::New, user_message, None))
             }

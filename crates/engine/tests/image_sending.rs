@@ -162,3 +162,68 @@ async fn lab_with_missing_file() -> support::Lab {
     ok(lab.store.message_append(ChatId(lab.chat), &m));
     lab
 }
+
+#[tokio::test]
+async fn a_message_sent_with_an_image_file_keeps_it_and_bad_images_store_nothing() {
+    use base64::Engine as _;
+    use tavo_store::FileScope;
+    let lab = lab(
+        Wire::OpenaiChat,
+        Script::new(vec![Turn::text("A red pixel."), Turn::text("Nice.")]),
+        &[("imageSending.enabled", json!(true))],
+    )
+    .await;
+    let png = ok(base64::engine::general_purpose::STANDARD.decode(PNG));
+    ok(lab
+        .store
+        .files()
+        .save(FileScope::Chat(lab.chat), "dot.png", &png));
+    ok(lab
+        .store
+        .files()
+        .save(FileScope::Chat(lab.chat), "notes.txt", b"hello"));
+    let engine = lab.engine(Services::default(), None);
+    let before = ok(lab.store.message_count(ChatId(lab.chat)));
+    let with = |image: &str, text: Option<&str>| ReplyRequest {
+        image: Some(image.to_owned()),
+        message: text.map(str::to_owned),
+        ..ReplyRequest::normal(lab.chat, "")
+    };
+
+    // Refused, naming the field, with nothing stored and nothing sent.
+    for (image, code) in [
+        ("data:image/png;base64,AAAA", "invalid_arguments"),
+        ("files/chat/gone.png", "resource_not_found"),
+        ("files/chat/notes.txt", "invalid_arguments"),
+        ("/etc/passwd", "invalid_arguments"),
+    ] {
+        let err = engine.start(with(image, Some("See?"))).err();
+        let Some(tavo_engine::EngineError::Operation(e)) = err else {
+            panic!("{image}: {err:?}");
+        };
+        assert_eq!(e.code.as_str(), code, "{image}: {e:?}");
+        if code == "invalid_arguments" {
+            assert_eq!(
+                e.details.as_ref().map(|d| d["path"].clone()),
+                Some(json!("image")),
+                "{image}"
+            );
+        }
+    }
+    assert_eq!(ok(lab.store.message_count(ChatId(lab.chat))), before);
+    assert!(lab.mock.requests().is_empty());
+
+    // A file of the chat, and no words: the message keeps it and the reply describes it.
+    let reply = ok(engine.start(with("files/chat/dot.png", None)));
+    assert_eq!(reply.wait().await, ReplyStatus::Finished);
+    let requests = lab.mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(image_in(Wire::OpenaiChat, &requests[0].body));
+    assert!(requests[1].body.to_string().contains("A red pixel."));
+    let last = ok(lab.store.messages_last(ChatId(lab.chat), 2));
+    let sent = &last[0];
+    assert_eq!(sent.role, Role::User);
+    assert_eq!(sent.content, "");
+    assert_eq!(sent.extra["extra"]["image"], "files/chat/dot.png");
+    assert!(sent.extra.contains_key("imageDescription"));
+}

@@ -1,8 +1,10 @@
 // The composer: the message box (Enter sends, Shift+Enter breaks the line), Send or Stop, and
-// the other kinds of reply; in a group chat, "Reply as" — the member who answers the next
-// message (else the chat's reply mode decides).
+// the other kinds of reply; an image to send with the message (picked, dropped or pasted); in
+// a group chat, "Reply as" — the member who answers the next message (else the chat's reply
+// mode decides).
 import { html } from '../html.js';
-import { chatView, currentReply, setDraft, startReply, stopReply, toast, errorText } from '../store.js';
+import { chatView, currentReply, setDraft, setAttachment, startReply, stopReply, toast, errorText } from '../store.js';
+import { IMAGE_TYPES, attachImage } from '../attachment.js';
 import { sendInput, sending } from '../plugins/send.js';
 import { PluginActionsMenu } from './PluginActionsMenu.js';
 
@@ -21,6 +23,12 @@ export function Composer({ disabled }) {
   const group = members.length > 1;
   const muted = /** @type {number[]} */ (chat?.mutedCharacterIds || []);
   const speaker = chatView.speaker.value;
+  const attachment = chatView.attachment.value;
+  const ready = !!draft.trim() || !!attachment;
+  /** @param {File|null|undefined} file */
+  const attach = (file) => {
+    if (file) attachImage(file).catch((e) => toast(errorText(e), 'error'));
+  };
   /** A choice of the "more" menu closes it. @param {'regenerate'|'continue'|'impersonate'} kind @returns {(e: Event) => void} */
   const pick = (kind) => (e) => {
     const menu = /** @type {HTMLElement} */ (e.currentTarget).closest('details');
@@ -30,17 +38,41 @@ export function Composer({ disabled }) {
   /** @param {Event} e */
   const submit = (e) => {
     e.preventDefault();
-    if (!live && !hooks && draft.trim()) go('normal');
+    if (!live && !hooks && ready) go('normal');
   };
-  return html`<form class="composer" onSubmit=${submit} aria-label="Composer">
+  /** @param {DragEvent} e */
+  const dropped = (e) => [...(e.dataTransfer?.files || [])].find((f) => f.type.startsWith('image/'));
+  return html`<form class="composer" onSubmit=${submit} aria-label="Composer"
+    onDragOver=${(/** @type {DragEvent} */ e) => { if (e.dataTransfer?.types.includes('Files')) e.preventDefault(); }}
+    onDrop=${(/** @type {DragEvent} */ e) => {
+      const file = dropped(e);
+      if (file) {
+        e.preventDefault();
+        attach(file);
+      }
+    }}>
     <textarea aria-label="Message" placeholder="Message" rows="2" value=${draft} disabled=${disabled}
       onInput=${(/** @type {any} */ e) => setDraft(e.currentTarget.value)}
       onKeyDown=${(/** @type {KeyboardEvent} */ e) => {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
-          if (!live && !hooks && draft.trim()) go('normal');
+          if (!live && !hooks && ready) go('normal');
+        }
+      }}
+      onPaste=${(/** @type {ClipboardEvent} */ e) => {
+        const file = [...(e.clipboardData?.files || [])].find((f) => f.type.startsWith('image/'));
+        if (file) {
+          e.preventDefault();
+          attach(file);
         }
       }}></textarea>
+    ${attachment
+      ? html`<div class="composer-top composer-attachment">
+          <img src=${attachment.url} alt=${'Attached: ' + attachment.name} />
+          <span class="small">${attachment.name}</span>
+          <button type="button" class="icon" aria-label="Remove image" disabled=${live} onClick=${() => setAttachment(null)}>×</button>
+        </div>`
+      : null}
     ${group
       ? html`<div class="composer-top"><select class="reply-as" aria-label="Reply as" disabled=${disabled || live} value=${speaker == null ? '' : String(speaker)}
           onChange=${(/** @type {any} */ e) => { chatView.speaker.value = e.currentTarget.value ? Number(e.currentTarget.value) : null; }}>
@@ -51,7 +83,12 @@ export function Composer({ disabled }) {
     <div class="composer-actions">
       ${live
         ? html`<button type="button" class="danger" onClick=${() => stopReply().catch((e) => toast(errorText(e), 'error'))}>Stop</button>`
-        : html`<button type="submit" class="primary" disabled=${disabled || !draft.trim() || hooks} aria-busy=${hooks}>Send</button>`}
+        : html`<button type="submit" class="primary" disabled=${disabled || !ready || hooks} aria-busy=${hooks}>Send</button>`}
+      <label class="button attach" title="Attach image"><svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><rect x="3" y="4" width="18" height="16" rx="2" /><circle cx="9" cy="10" r="2" /><path d="m21 17-5-5-9 8" /></svg><input type="file" accept=${IMAGE_TYPES.join(',')} aria-label="Attach image" class="visually-hidden" disabled=${disabled || live}
+        onChange=${(/** @type {any} */ e) => {
+          attach(e.currentTarget.files?.[0]);
+          e.currentTarget.value = '';
+        }} /></label>
       <${PluginActionsMenu} />
       <details class="menu up">
         <summary class="button" aria-label="More replies">⋯</summary>

@@ -34,7 +34,8 @@ export async function sendInput(text, source) {
     sending.value = false;
   }
   final = final.trim();
-  if (!final) return { ok: false, reason: 'rejected', text: final, message: 'the input is empty' };
+  // An attached image may go without words (as a photo is sent in a messenger).
+  if (!final && !chatView.attachment.value) return { ok: false, reason: 'rejected', text: final, message: 'the input is empty' };
   if (chatView.id.value !== chatId) return { ok: false, reason: 'rejected', text: final, message: 'the chat was closed' };
   await startReply('normal', final);
   if (running()) notify('input:afterSend', { chatId, source, text: final });

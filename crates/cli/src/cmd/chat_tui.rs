@@ -372,6 +372,7 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
                 message,
                 connection: None,
                 limits: None,
+                image: None,
             };
             let handle = match engine.start(request) {
                 Ok(h) => h,

@@ -1,4 +1,4 @@
-//! `tavo reply --chat ID --message TEXT [--speaker CID] [--connection NAME] [--json]
+//! `tavo reply --chat ID --message TEXT [--image FILE] [--speaker CID] [--connection NAME] [--json]
 //! [--approve ask|all|none]`: one reply, with the engine's full tool loop. In a group chat the
 //! chat's reply mode decides who answers (each speaker's answer is its own message, each
 //! introduced by a `speaker` event; on a terminal, by a `Name:` line on stderr); `--speaker`
@@ -51,6 +51,11 @@ pub struct ReplyArgs {
     /// Group chats: the member (character id) who answers, instead of the reply mode.
     #[arg(long, value_name = "CID")]
     speaker: Option<i64>,
+    /// An image the message carries (normal replies): a picture on disk (saved into the
+    /// chat's files first, as the app's "Attach image" does) or a file of the library,
+    /// `files/chat/NAME` or `files/global/NAME`; with it `--message` may be left out.
+    #[arg(long, value_name = "FILE")]
+    image: Option<String>,
 }
 
 /// Runs `tavo reply`.
@@ -99,12 +104,17 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     }
     let result = runtime.block_on(async {
         let engine = engine(store).await?;
+        let image = match args.image {
+            Some(image) => Some(attachment(&engine, args.chat, image).await?),
+            None => None,
+        };
         let request = ReplyRequest {
             chat: args.chat,
             kind,
             message: args.message,
             connection: args.connection,
             limits: None,
+            image,
         };
         let handle = engine.start_with_speaker(request, args.speaker)?;
         let canceller = handle.clone();
@@ -133,4 +143,84 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         ReplyStatus::Finished => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// Largest picture `--image` saves, as the app's composer: what a description request sends.
+const MAX_ATTACHMENT_BYTES: u64 = tavo_engine::describe::MAX_IMAGE_BYTES as u64;
+
+/// The library reference of `--image`: as given when it names a file of the library, else the
+/// picture on disk saved into the chat's files by `tavo_file_save` (the operation every door
+/// saves with) under `upload-<seconds>-<name>`.
+async fn attachment(
+    engine: &tavo_engine::Engine,
+    chat: i64,
+    image: String,
+) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    use base64::Engine as _;
+    if image.starts_with("files/chat/") || image.starts_with("files/global/") {
+        return Ok(image);
+    }
+    let path = std::path::Path::new(&image);
+    let size = std::fs::metadata(path)
+        .with_context(|| {
+            format!("--image {image}: not a file on disk nor files/chat/NAME or files/global/NAME")
+        })?
+        .len();
+    anyhow::ensure!(
+        size <= MAX_ATTACHMENT_BYTES,
+        "--image {image}: {size} bytes; at most {MAX_ATTACHMENT_BYTES} are attached"
+    );
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let mime = match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        _ => anyhow::bail!(
+            "--image {image}: not a picture the providers take (png, jpeg, webp or gif)"
+        ),
+    };
+    let bytes = std::fs::read(path).with_context(|| format!("reading {image}"))?;
+    let stem: String = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("image")
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(60)
+        .collect();
+    let name = format!("upload-{}-{stem}.{ext}", chrono::Utc::now().timestamp());
+    let content = format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&bytes)
+    );
+    let settings = tavo_tools::ToolSettings::load(engine.store()).unwrap_or_default();
+    let mut scope = tavo_tools::CallScope::direct(Some(chat), &settings);
+    let call = tavo_tools::ToolCall::new(
+        "cli",
+        "tavo_file_save",
+        serde_json::json!({"name": name, "content": content, "options": {"scope": "chat"}}),
+    );
+    // Passing --image is the user's consent to saving it.
+    let door = super::tool::TerminalDoor { yes: true };
+    let done = engine.dispatcher().call(&mut scope, &call, &door).await;
+    let envelope = done.completed.envelope;
+    if envelope.get("ok").and_then(serde_json::Value::as_bool) != Some(true) {
+        anyhow::bail!(
+            "saving --image {image} into the chat's files: {}",
+            envelope["error"]
+        );
+    }
+    Ok(format!("files/chat/{name}"))
 }

@@ -128,8 +128,8 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
 
 /// The terminal's door: `--yes` is the user's consent to calls that ask for confirmation
 /// (without it they are refused with what to do); questions are asked on the terminal.
-struct TerminalDoor {
-    yes: bool,
+pub(crate) struct TerminalDoor {
+    pub(crate) yes: bool,
 }
 
 impl Door for TerminalDoor {

@@ -89,6 +89,7 @@ impl InputSend for ServerInput {
                 message: Some(text),
                 connection: None,
                 limits: None,
+                image: None,
             };
             let replies = state.replies.clone();
             let handle = state

@@ -68,6 +68,10 @@ pub struct NewMessage {
     /// Group chats: the member (character id) who answers, instead of the chat's reply mode.
     #[serde(default)]
     pub speaker: Option<i64>,
+    /// An image the message carries: a file saved first (`files/chat/NAME` or
+    /// `files/global/NAME`); with it `content` may be empty.
+    #[serde(default)]
+    pub image: Option<String>,
 }
 
 /// Appends the user's message to a chat and starts a normal reply to it. Answers
@@ -86,14 +90,15 @@ pub async fn send_message(
     Json(body): Json<NewMessage>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let text = body.content.trim().to_owned();
-    if text.is_empty() {
+    let image = body.image.filter(|i| !i.trim().is_empty());
+    if text.is_empty() && image.is_none() {
         return Err(ApiError::bad_request("content must not be empty"));
     }
     if let Some(h) = state.replies.for_chat(chat) {
         return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
     }
     // `/imagine <prompt>` generates an image into the chat instead of starting a reply.
-    if let Some(prompt) = tavo_engine::image::imagine_prompt(&text) {
+    if let Some(prompt) = tavo_engine::image::imagine_prompt(&text).filter(|_| image.is_none()) {
         let done = crate::routes::images::imagine_in(&state, chat, prompt, None).await?;
         return Ok((StatusCode::CREATED, Json(done)));
     }
@@ -105,6 +110,7 @@ pub async fn send_message(
         message: Some(text),
         connection: body.connection,
         limits: None,
+        image,
     };
     let handle = start_reply(&state, request, body.speaker).await?;
     let message_id = handle.user_message_id();
@@ -156,6 +162,7 @@ pub async fn start(
         message: body.message,
         connection: body.connection,
         limits: None,
+        image: None,
     };
     let handle = start_reply(&state, request, body.speaker).await?;
     Ok((
