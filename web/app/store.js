@@ -181,11 +181,15 @@ export const libraryListeners = new Set();
 export const ttsListeners = new Set();
 /** Listeners of `reply` status events (the player's auto-play). @type {Set<(data: any) => void>} */
 export const replyListeners = new Set();
-/** The open chat's speech: the URL playing, what waits (the chat's one shared queue), the last URL played. */
+/**
+ * The open chat's speech: the URL playing, what waits (the chat's one shared queue), the last
+ * URL played, and whether it goes on while the page is hidden (`tts.backgroundPlayback`).
+ */
 export const tts = {
   playing: signal(/** @type {string|null} */ (null)),
   queue: signal(/** @type {string[]} */ ([])),
   last: signal(/** @type {string|null} */ (null)),
+  background: signal(true),
 };
 /** Speaks in a chat (`{text?, messageId?, voice?, queue?, applyPlaybackRules?}`) → `{playing, reason?, audio?}`. @param {number} chatId @param {any} body */
 export function speak(chatId, body) {

@@ -41,7 +41,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 33] = [
+pub const SETTINGS: [SettingSpec; 34] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -161,6 +161,11 @@ pub const SETTINGS: [SettingSpec; 33] = [
         key: crate::speech::config::AUTO_PLAY,
         kind: Kind::Bool,
         about: "voice: play each finished reply aloud in the open app, with the playback rules (Tavo's 自动播放; default false)",
+    },
+    SettingSpec {
+        key: crate::speech::config::BACKGROUND_PLAYBACK,
+        kind: Kind::Bool,
+        about: "voice: keep speaking while the app's page is hidden (Tavo's 后台播放; off, playback pauses until the page is shown again; default true)",
     },
     SettingSpec {
         key: crate::speech::config::PLAY_NARRATION,

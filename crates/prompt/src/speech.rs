@@ -12,7 +12,9 @@
 //!    When at least one enabled **include** rule exists, only text matched by an include rule
 //!    is spoken — its first capture group when the pattern has one, else the whole match.
 //!    Rules that fail to compile are skipped (saving them is refused, see
-//!    [`validate_rules`]); a match that exceeds the backtracking limit ends that rule's matches.
+//!    [`validate_rules`]); a match that exceeds the backtracking limit ends that rule's matches,
+//!    and all rules together get [`RULES_TIME_BUDGET`] of wall-clock time: a rule set still
+//!    matching then stops where it is (what it found so far applies).
 //! 2. **Code blocks**: ```` ``` ```` and `~~~` fences (CommonMark: up to three spaces of
 //!    indent, the closing fence at least as long). Fence lines are never spoken; the content
 //!    only with *play code blocks* (default off). Inline `` `code` `` is ordinary text with
@@ -47,6 +49,11 @@ use serde::{Deserialize, Serialize};
 /// The most a rule may backtrack per match before it gives up (a pathological pattern costs
 /// milliseconds, never a stalled request).
 const BACKTRACK_LIMIT: usize = 100_000;
+
+/// The wall-clock time all of a message's rules may take. The backtracking limit bounds one
+/// match; a long message with many matches of a slow pattern is bounded by this, so speaking
+/// a message never waits on its rules for long.
+pub const RULES_TIME_BUDGET: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Whether a regex rule selects or removes what it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -315,14 +322,28 @@ fn char_index(chars: &[(usize, char)], byte: usize) -> usize {
 }
 
 fn apply_rules(text: &str, chars: &[(usize, char)], s: &PlaybackSettings, m: &mut Marks) {
+    apply_rules_within(text, chars, s, m, RULES_TIME_BUDGET);
+}
+
+fn apply_rules_within(
+    text: &str,
+    chars: &[(usize, char)],
+    s: &PlaybackSettings,
+    m: &mut Marks,
+    budget: std::time::Duration,
+) {
     let n = chars.len();
+    let started = std::time::Instant::now();
     let mut included: Option<Vec<bool>> = None;
-    for rule in s.rules.iter().filter(|r| r.enabled) {
+    'rules: for rule in s.rules.iter().filter(|r| r.enabled) {
         let Ok(re) = compile(&rule.regex) else {
             continue;
         };
         let has_group = re.captures_len() > 1;
         for caps in re.captures_iter(text) {
+            if started.elapsed() >= budget {
+                break 'rules;
+            }
             let Ok(caps) = caps else { break };
             let whole = caps.get(0);
             let chosen = match rule.mode {
@@ -342,10 +363,15 @@ fn apply_rules(text: &str, chars: &[(usize, char)], s: &PlaybackSettings, m: &mu
                 }
             }
         }
-        // An include rule that matched nothing still means "only matched text".
-        if rule.mode == RuleMode::Include && included.is_none() {
-            included = Some(vec![false; n]);
-        }
+    }
+    // An include rule means "only matched text", also when it matched nothing (or ran out of
+    // time before it could).
+    let any_include = s
+        .rules
+        .iter()
+        .any(|r| r.enabled && r.mode == RuleMode::Include && compile(&r.regex).is_ok());
+    if any_include && included.is_none() {
+        included = Some(vec![false; n]);
     }
     if let Some(inc) = included {
         for (x, keep) in m.excluded.iter_mut().zip(inc) {
@@ -713,6 +739,36 @@ mod tests {
             mode,
             enabled: true,
         }
+    }
+
+    /// What the rules mark within `budget`: the spoken text after the rules alone.
+    fn within(text: &str, s: &PlaybackSettings, budget: std::time::Duration) -> Vec<bool> {
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let mut marks = Marks::new(chars.len());
+        apply_rules_within(text, &chars, s, &mut marks, budget);
+        marks.excluded
+    }
+
+    #[test]
+    fn rules_stop_at_their_time_budget_and_keep_their_meaning() {
+        let text = "a [OOC: x] b";
+        let exclude = with(|s| s.rules = vec![rule("ooc", r"\[OOC.*?\]", RuleMode::Exclude)]);
+        let long = std::time::Duration::from_secs(5);
+        assert_eq!(
+            within(text, &exclude, long).iter().filter(|x| **x).count(),
+            8
+        );
+        // Out of time before the first match: nothing is removed…
+        let none = within(text, &exclude, std::time::Duration::ZERO);
+        assert!(none.iter().all(|x| !x));
+        // …and an include rule that could not run still speaks only what it matched: nothing.
+        let include = with(|s| s.rules = vec![rule("say", r"b", RuleMode::Include)]);
+        let all = within(text, &include, std::time::Duration::ZERO);
+        assert!(all.iter().all(|x| *x));
+        assert_eq!(
+            within(text, &include, long).iter().filter(|x| !**x).count(),
+            1
+        );
     }
 
     #[test]

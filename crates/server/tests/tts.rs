@@ -392,8 +392,8 @@ async fn settings_bindings_and_provider_failures_have_clear_errors() {
     let (_, st0) = get(&s, "/api/tts/settings").await;
     assert_eq!(
         st0,
-        json!({"autoPlay": false, "playNarration": true, "onlyQuotes": false,
-        "playCodeBlocks": false, "playTagContent": false, "rules": []})
+        json!({"autoPlay": false, "backgroundPlayback": true, "playNarration": true,
+        "onlyQuotes": false, "playCodeBlocks": false, "playTagContent": false, "rules": []})
     );
     let (st, e) = put(&s, "/api/tts/settings", json!({"onlyQuotes": true,
         "rules": [{"name": "ok", "regex": "x", "mode": "include"}, {"name": "bad", "regex": "(", "mode": "exclude"}]})).await;

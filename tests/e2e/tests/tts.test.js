@@ -13,10 +13,10 @@ import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/h
 /** @type {import('node:http').Server} */ let mock;
 /** @type {any[]} */ const seen = [];
 let chatId = 0;
+let mira = 0;
 
-/** 0.1 s of silence, 8 kHz mono 16-bit: audio every browser decodes. */
-function wav() {
-  const samples = 800;
+/** Silence, 8 kHz mono 16-bit (0.1 s by default): audio every browser decodes. */
+function wav(samples = 800) {
   const b = Buffer.alloc(44 + samples * 2);
   b.write('RIFF', 0);
   b.writeUInt32LE(36 + samples * 2, 4);
@@ -43,7 +43,8 @@ before(async () => {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no"}}');
         return;
       }
-      res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav());
+      const long = String(seen[seen.length - 1].body?.input || '').includes('long pause');
+      res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav(long ? 8000 * 30 : 800));
     });
   });
   await new Promise((r) => mock.listen(0, '127.0.0.1', () => r(null)));
@@ -54,7 +55,7 @@ before(async () => {
     name: 'speech', platform: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'tts-1',
     apiKey: 'sk-voice-secret-0123456789', options: { responseFormat: 'wav' },
   });
-  const mira = (await tavo.api('POST', '/api/library/character', { name: 'Mira', firstMes: '*smiles* "Welcome back." <status>hp 10</status>' })).id;
+  mira = (await tavo.api('POST', '/api/library/character', { name: 'Mira', firstMes: '*smiles* "Welcome back." <status>hp 10</status>' })).id;
   await tavo.api('PUT', `/api/tts/bindings/characters/${mira}`, { voice: 'nova' });
   chatId = (await tavo.api('POST', '/api/chats', { characters: [mira] })).id;
   browser = await launchBrowser();
@@ -146,5 +147,55 @@ test('with auto-play on, a finished reply is spoken with the playback rules', as
   await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
   assert.deepEqual(errors, []);
   await tavo.api('PUT', '/api/tts/settings', { autoPlay: false });
+  await page.close();
+});
+
+test('with background playback off, speech pauses while the page is hidden and goes on when shown', async () => {
+  await tavo.api('PUT', '/api/tts/settings', { backgroundPlayback: false });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  const greeting = page.getByRole('article', { name: 'Mira' }).first();
+  await greeting.waitFor();
+  await page.locator('.tts-player[data-background="off"]').waitFor({ state: 'attached' });
+  // A click first: the page may then play audio, as after any user's tap.
+  await greeting.getByRole('button', { name: 'Speak' }).click();
+  await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
+  const greetingUrl = await page.locator('.tts-player').getAttribute('data-last-url');
+  await tavo.api('POST', `/api/chats/${chatId}/tts/play`, { text: 'A long pause.', voice: { character: mira } });
+  const audio = page.locator('.tts-player audio');
+  const state = () => audio.evaluate((a) => {
+    const el = /** @type {HTMLAudioElement} */ (a);
+    return { paused: el.paused, time: el.currentTime, playing: document.querySelector('.tts-player')?.getAttribute('data-playing') };
+  });
+  await page.waitForFunction(() => {
+    const a = /** @type {HTMLAudioElement | null} */ (document.querySelector('.tts-player audio'));
+    return !!a && !a.paused && a.currentTime > 0.2;
+  });
+  assert.notEqual(await page.locator('.tts-player').getAttribute('data-last-url'), greetingUrl);
+  /** @param {boolean} hidden */
+  const setHidden = (hidden) => page.evaluate((h) => {
+    Object.defineProperty(document, 'hidden', { value: h, configurable: true });
+    Object.defineProperty(document, 'visibilityState', { value: h ? 'hidden' : 'visible', configurable: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, hidden);
+  await setHidden(true);
+  const hidden = await state();
+  assert.equal(hidden.paused, true, JSON.stringify(hidden));
+  assert.equal(hidden.playing, 'true', 'still the chat\'s speech, only paused');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(Math.abs((await state()).time - hidden.time) < 0.05, 'no time passes while hidden');
+  await setHidden(false);
+  await page.waitForFunction((t) => {
+    const a = /** @type {HTMLAudioElement | null} */ (document.querySelector('.tts-player audio'));
+    return !!a && !a.paused && a.currentTime > t;
+  }, hidden.time);
+  // On (the default), hiding the page changes nothing.
+  await tavo.api('PUT', '/api/tts/settings', { backgroundPlayback: true });
+  await page.locator('.tts-player[data-background="on"]').waitFor({ state: 'attached' });
+  await setHidden(true);
+  assert.equal((await state()).paused, false);
+  await tavo.api('POST', `/api/chats/${chatId}/tts/stop`, {});
+  assert.deepEqual(errors, []);
   await page.close();
 });

@@ -6,7 +6,8 @@
 //   event with `queue: false` interrupts what plays and clears the queue, `queue: true`
 //   appends; `stop` stops and clears. Events of other chats are ignored. With the voice
 //   setting `autoPlay` on, each finished reply of this chat is spoken (its message, with the
-//   playback rules, queued).
+//   playback rules, queued). With `backgroundPlayback` off, speech pauses while the page is
+//   hidden (another tab, a locked phone) and goes on where it was when the page is shown.
 // - `SpeakButton` (on each message) asks the server to speak that message with its speaker's
 //   voice and the playback rules; when nothing can play it says why.
 import { useEffect, useRef } from 'preact/hooks';
@@ -18,24 +19,41 @@ import { chatView, tts, ttsListeners, replyListeners, speak, stopSpeaking, toast
 let audio = null;
 /** Whether finished replies are spoken (the `tts.autoPlay` voice setting). */
 let autoPlay = false;
+/** Whether this page paused the audio because it was hidden (and so resumes it). */
+let pausedHidden = false;
 
 function loadAutoPlay() {
   get('/api/tts/settings').then(
     (s) => {
       autoPlay = !!(s && s.autoPlay);
+      tts.background.value = !s || s.backgroundPlayback !== false;
     },
     () => {},
   );
 }
 
+function onVisibility() {
+  if (!audio) return;
+  if (document.hidden && !tts.background.value && tts.playing.value && !audio.paused) {
+    pausedHidden = true;
+    audio.pause();
+  } else if (!document.hidden && pausedHidden) {
+    pausedHidden = false;
+    if (tts.playing.value) audio.play().catch(() => next());
+  }
+}
+
 /** Plays `url` now (what played before is cut). @param {string} url */
 function start(url) {
+  pausedHidden = false;
   tts.playing.value = url;
   tts.last.value = url;
   if (!audio) return;
   audio.src = url;
   const p = audio.play();
   if (p && p.catch) p.catch(() => next());
+  // Started while hidden (a queued reply): wait for the page like the rest of the speech.
+  if (document.hidden && !tts.background.value) onVisibility();
 }
 
 function next() {
@@ -49,6 +67,7 @@ function next() {
 }
 
 function stopHere() {
+  pausedHidden = false;
   tts.queue.value = [];
   tts.playing.value = null;
   if (audio) {
@@ -97,7 +116,9 @@ export function TtsPlayer({ chatId }) {
     ttsListeners.add(onTts);
     replyListeners.add(onReply);
     libraryListeners.add(onLibrary);
+    document.addEventListener('visibilitychange', onVisibility);
     return () => {
+      document.removeEventListener('visibilitychange', onVisibility);
       ttsListeners.delete(onTts);
       replyListeners.delete(onReply);
       libraryListeners.delete(onLibrary);
@@ -107,7 +128,7 @@ export function TtsPlayer({ chatId }) {
   }, [chatId]);
   const playing = tts.playing.value;
   const waiting = tts.queue.value.length;
-  return html`<div class="tts-player" data-last-url=${tts.last.value || ''} data-playing=${playing ? 'true' : 'false'}>
+  return html`<div class="tts-player" data-last-url=${tts.last.value || ''} data-playing=${playing ? 'true' : 'false'} data-background=${tts.background.value ? 'on' : 'off'}>
     <audio ref=${ref} preload="auto" onEnded=${next} onError=${() => { if (tts.playing.value) next(); }}></audio>
     ${playing
       ? html`<p class="row muted" role="status">Speaking${waiting ? ` (${waiting} waiting)` : ''}…

@@ -15,6 +15,7 @@ const PLATFORMS = [
 
 const SWITCHES = [
   ['autoPlay', 'Auto-play replies'],
+  ['backgroundPlayback', 'Background playback'],
   ['playNarration', 'Play narration'],
   ['onlyQuotes', 'Only play quotes'],
   ['playCodeBlocks', 'Play code blocks'],

@@ -1,6 +1,7 @@
 //! The voice settings in the library: the connection book (`tts.connections`), the voice
 //! bindings (`tts.bindings`), the §14.2 switches (`tts.autoPlay`, `tts.playNarration`,
-//! `tts.onlyQuotes`, `tts.playCodeBlocks`, `tts.playTagContent`) and the regex playback rules
+//! `tts.onlyQuotes`, `tts.playCodeBlocks`, `tts.playTagContent`, `tts.backgroundPlayback`) and
+//! the regex playback rules
 //! (`tts.rules`). Blocking: every function reads or writes the store; every change is one
 //! read-modify-write transaction.
 
@@ -30,10 +31,14 @@ pub const ONLY_QUOTES: &str = "tts.onlyQuotes";
 pub const PLAY_CODE_BLOCKS: &str = "tts.playCodeBlocks";
 /// §14.2: play `<tag>` content.
 pub const PLAY_TAG_CONTENT: &str = "tts.playTagContent";
+/// §14.2: background playback — the open app keeps speaking while its page is hidden (another
+/// tab, a locked phone). Off, it pauses there and goes on when the page is shown again.
+pub const BACKGROUND_PLAYBACK: &str = "tts.backgroundPlayback";
 
 /// The boolean switches with their defaults.
-pub const SWITCHES: [(&str, bool); 5] = [
+pub const SWITCHES: [(&str, bool); 6] = [
     (AUTO_PLAY, false),
+    (BACKGROUND_PLAYBACK, true),
     (PLAY_NARRATION, true),
     (ONLY_QUOTES, false),
     (PLAY_CODE_BLOCKS, false),
@@ -226,6 +231,8 @@ pub fn require_target(store: &Store, target: VoiceTarget) -> Result<(), SpeechEr
 pub struct VoiceSettings {
     /// Auto-play finished replies in the open app (default false).
     pub auto_play: bool,
+    /// Keep speaking while the app's page is hidden (default true, what a browser does).
+    pub background_playback: bool,
     /// The playback rules.
     #[serde(flatten)]
     pub playback: PlaybackSettings,
@@ -249,6 +256,7 @@ pub fn load_settings(store: &Store) -> Result<VoiceSettings, SpeechError> {
     };
     Ok(VoiceSettings {
         auto_play: switch(store, AUTO_PLAY, false)?,
+        background_playback: switch(store, BACKGROUND_PLAYBACK, true)?,
         playback: PlaybackSettings {
             play_narration: switch(store, PLAY_NARRATION, true)?,
             only_quotes: switch(store, ONLY_QUOTES, false)?,
@@ -259,8 +267,8 @@ pub fn load_settings(store: &Store) -> Result<VoiceSettings, SpeechError> {
     })
 }
 
-/// Applies a partial settings object (`{autoPlay?, playNarration?, onlyQuotes?,
-/// playCodeBlocks?, playTagContent?, rules?}`), checked whole first: an unknown field, a
+/// Applies a partial settings object (`{autoPlay?, backgroundPlayback?, playNarration?,
+/// onlyQuotes?, playCodeBlocks?, playTagContent?, rules?}`), checked whole first: an unknown field, a
 /// non-boolean switch or a bad rule is refused with its path (`rules[1].regex`) and nothing
 /// is written. Answers the settings after the change.
 pub fn update_settings(store: &Store, patch: &Value) -> Result<VoiceSettings, SpeechError> {
@@ -268,8 +276,9 @@ pub fn update_settings(store: &Store, patch: &Value) -> Result<VoiceSettings, Sp
         path: "".into(),
         problem: "expected an object of voice settings".into(),
     })?;
-    let fields: [(&str, &str); 5] = [
+    let fields: [(&str, &str); 6] = [
         ("autoPlay", AUTO_PLAY),
+        ("backgroundPlayback", BACKGROUND_PLAYBACK),
         ("playNarration", PLAY_NARRATION),
         ("onlyQuotes", ONLY_QUOTES),
         ("playCodeBlocks", PLAY_CODE_BLOCKS),
@@ -297,7 +306,7 @@ pub fn update_settings(store: &Store, patch: &Value) -> Result<VoiceSettings, Sp
         let Some((_, key)) = fields.iter().find(|(n, _)| n == name) else {
             return Err(SpeechError::Invalid {
                 path: name.clone(),
-                problem: "no such voice setting (autoPlay, playNarration, onlyQuotes, playCodeBlocks, playTagContent, rules)".into(),
+                problem: "no such voice setting (autoPlay, backgroundPlayback, playNarration, onlyQuotes, playCodeBlocks, playTagContent, rules)".into(),
             });
         };
         let Some(b) = value.as_bool() else {

@@ -451,7 +451,7 @@ pub async fn remove_binding(
     Ok(Json(serde_json::to_value(b).unwrap_or(Value::Null)))
 }
 
-/// The voice settings: `{autoPlay, playNarration, onlyQuotes, playCodeBlocks, playTagContent, rules}`.
+/// The voice settings: `{autoPlay, backgroundPlayback, playNarration, onlyQuotes, playCodeBlocks, playTagContent, rules}`.
 #[utoipa::path(get, path = "/api/tts/settings", tag = "tts",
     responses((status = 200, description = "The voice settings, defaults filled in", body = Object)))]
 pub async fn get_settings(State(state): State<AppState>) -> ApiResult<Json<Value>> {
@@ -464,7 +464,7 @@ pub async fn get_settings(State(state): State<AppState>) -> ApiResult<Json<Value
 /// Changes some voice settings; checked whole (nothing is written on an error, whose
 /// `details.path` names the field, such as `rules[1].regex`).
 #[utoipa::path(put, path = "/api/tts/settings", tag = "tts",
-    request_body(content = Object, description = "Any of `autoPlay`, `playNarration`, `onlyQuotes`, `playCodeBlocks`, `playTagContent` (booleans) and `rules` ([{name, regex, mode: include|exclude, enabled?}])"),
+    request_body(content = Object, description = "Any of `autoPlay`, `backgroundPlayback`, `playNarration`, `onlyQuotes`, `playCodeBlocks`, `playTagContent` (booleans) and `rules` ([{name, regex, mode: include|exclude, enabled?}])"),
     responses((status = 200, description = "The voice settings after the change", body = Object),
               (status = 400, description = "A bad field", body = ErrorBody)))]
 pub async fn put_settings(
