@@ -201,6 +201,16 @@ impl DisplayContext {
         self.expand(text, &ctx, seed, false)
     }
 
+    /// Renders a prompt template written for this chat outside its preset — the translation
+    /// prompt, the group speaker-selection prompt: EJS first (when `ejs` is on, the
+    /// `ejs.enabled` switch), then `{{…}}` macros, as the chat's first member. Variable writes
+    /// are dropped (these requests are not the chat's generation). Placeholders the caller
+    /// fills afterwards (`{{content}}`, `{{messages}}`) are not macros and stay as written.
+    pub fn expand_template(&self, text: &str, seed: u64, ejs: bool) -> String {
+        let ctx = self.macro_context(None);
+        self.expand(text, &ctx, seed, ejs)
+    }
+
     /// The display copy of `message` at `depth` (0 = the newest message of the chat). A rule
     /// that fails is skipped (the text is shown without it), as the prompt builder does.
     pub fn message(&self, message: &Message, depth: i64) -> DisplayCopy {

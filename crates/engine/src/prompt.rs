@@ -45,6 +45,15 @@ pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;
 /// Reply tokens reserved when neither the preset nor the connection gives a number.
 pub const DEFAULT_RESPONSE_TOKENS: u32 = 1_024;
 
+/// Whether EJS templates are rendered ([`EJS_SETTING`], default on): for the prompt fields a
+/// chat has outside its preset (translation, group speaker selection).
+pub(crate) fn ejs_enabled(store: &Store) -> Result<bool, tavo_store::StoreError> {
+    Ok(store
+        .setting_get(EJS_SETTING)?
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true))
+}
+
 /// The `prompt.*` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptSettings {

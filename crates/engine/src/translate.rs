@@ -154,6 +154,19 @@ fn prepare(
     let conn = book.pick(wanted.as_deref())?.clone();
     let parameters = book.effective_parameters(&conn);
     let endpoint = conn.endpoint()?;
+    // The template is a prompt field of the chat: its EJS and macros first, then the two
+    // placeholders — the message's text last, so what it contains is never expanded.
+    let template = match store.message_chat(MessageId(message))? {
+        Some(chat) => {
+            let ejs = crate::prompt::ejs_enabled(store)?;
+            crate::display::DisplayContext::load(store, chat)?.expand_template(
+                &template,
+                message as u64,
+                ejs,
+            )
+        }
+        None => template,
+    };
     let prompt = render(&template, &language, content)?;
     let mut request = ChatRequest::new(
         conn.model.clone(),

@@ -252,7 +252,10 @@ async fn contextual_mode_asks_who_answers_and_parses_the_names() {
 #[tokio::test]
 async fn contextual_mode_uses_its_own_prompt_setting() {
     let script = texts(&["Bo", "bo answers"]);
-    let prompt = Value::from("Pick from {{groupNotMuted}} only. PROMPT-MARK");
+    // A prompt field of the chat: EJS first, then macros, then the roster's placeholders.
+    let prompt = Value::from(
+        "<% if (true) { %>Pick<% } %> from {{groupNotMuted}} only. <%= 'PROMPT' %>-MARK",
+    );
     let lab = lab(Wire::OpenaiChat, script, &[("group.speakerPrompt", prompt)]).await;
     let (chat, ids) = group(&lab, ReplyMode::Contextual, &[]);
     let events = reply(&lab, chat, "hm", None).await;

@@ -121,3 +121,67 @@ async fn a_message_is_translated_and_the_translation_kept_beside_it() {
         "a refused translation sends nothing"
     );
 }
+
+#[tokio::test]
+async fn the_translation_prompt_is_a_template_and_the_message_is_not() {
+    let s = TestServer::start().await;
+    let mock = MockProvider::start(Script::new(vec![
+        Turn::text("Salut."),
+        Turn::text("Salut encore."),
+    ]))
+    .await
+    .expect("mock");
+    let r = client()
+        .post(s.url("/api/connections"))
+        .json(&json!({"name": "mock", "source": "custom", "protocol": "openai-chat",
+                      "baseUrl": mock.base_url(Wire::OpenaiChat), "model": "mock-model", "apiKey": "sk-mock-0123456789abcdef"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), 200);
+    let chat = make_chat(&s.store, "templated");
+    s.store
+        .var_set(tavo_store::VarScope::Chat(chat), "tone", &json!("warmly"))
+        .expect("var");
+    let id = s
+        .store
+        .message_append(
+            ChatId(chat),
+            &Message::new(Role::Assistant, "<%= 6 * 7 %> and {{getvar::tone}}"),
+        )
+        .expect("append");
+    s.store
+        .setting_set(
+            "translation.prompt",
+            &json!("<%- getvar('tone') %> <% if (true) { %>into {{language}}<% } %> ({{random::only}}): {{content}}"),
+        )
+        .expect("setting");
+    let url = s.url(&format!("/api/messages/{}/translate", id.0));
+    let send = || async {
+        json_of(
+            client()
+                .post(&url)
+                .json(&json!({"language": "French"}))
+                .send()
+                .await
+                .expect("send"),
+        )
+        .await
+    };
+    let (st, t) = send().await;
+    assert_eq!(st, 200, "{t}");
+    let sent = mock.requests()[0].body["messages"][0]["content"].clone();
+    assert_eq!(
+        sent,
+        json!("warmly into French (only): <%= 6 * 7 %> and {{getvar::tone}}"),
+        "EJS and macros in the template, the message's text as written"
+    );
+    // The EJS switch off: the template's tags stay as written, macros still expand.
+    s.store
+        .setting_set("ejs.enabled", &json!(false))
+        .expect("setting");
+    let (st, t) = send().await;
+    assert_eq!(st, 200, "{t}");
+    let sent = mock.requests()[1].body["messages"][0]["content"].to_string();
+    assert!(sent.contains("<%- getvar('tone') %>"), "{sent}");
+}

@@ -385,6 +385,7 @@ async fn contextual(
         ask.model.clone(),
         ask.parameters.clone(),
     );
+    let chat = ask.chat;
     let settings = on_blocking_pool(&store, move |s| -> Result<_, String> {
         let prompt = s
             .setting_get(PROMPT_SETTING)
@@ -392,6 +393,12 @@ async fn contextual(
             .and_then(|v| v.as_str().map(str::to_owned))
             .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_PROMPT.to_owned());
+        // A prompt field of the chat: EJS and macros first; `{{messages}}` and the roster's
+        // placeholders are filled after (the transcript is never expanded).
+        let ejs = crate::prompt::ejs_enabled(s).map_err(|e| e.to_string())?;
+        let prompt = crate::display::DisplayContext::load(s, ChatId(chat))
+            .map_err(|e| e.to_string())?
+            .expand_template(&prompt, chat as u64, ejs);
         let named = s
             .setting_get(CONNECTION_SETTING)
             .map_err(|e| e.to_string())?
