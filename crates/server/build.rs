@@ -99,6 +99,12 @@ fn slimmed(rel: &str, data: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
+/// A file's ETag and URL version: 64 bits of its SHA-256, in hex. Enough to tell versions apart
+/// (a cache busts on any change), and short, since `index.html` carries one per module.
+fn tag_of(data: &[u8]) -> String {
+    hex::encode(&Sha256::digest(data)[..8])
+}
+
 /// `index.html` with `?v=<tag>` on every own file it names and an import-map entry per module
 /// of `app/` (see the crate's doc). `tags` are the files' paths relative to `web/` and ETags.
 fn versioned_index(page: &str, tags: &[(&str, &str)]) -> String {
@@ -163,7 +169,7 @@ fn main() {
                 }
                 None => (data, path.clone()),
             };
-            let etag = hex::encode(&Sha256::digest(&data)[..12]);
+            let etag = tag_of(&data);
             Some((rel.clone(), path, data, etag))
         })
         .collect();
@@ -176,7 +182,7 @@ fn main() {
             let page = versioned_index(&String::from_utf8_lossy(data), &tags).into_bytes();
             let file = packed.join("index.html");
             let _ = std::fs::write(&file, &page);
-            let etag = hex::encode(&Sha256::digest(&page)[..12]);
+            let etag = tag_of(&page);
             (page, file, etag)
         } else {
             (data.clone(), path.clone(), etag.clone())

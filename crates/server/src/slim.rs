@@ -55,6 +55,17 @@ pub fn css(source: &str) -> String {
                 line_start = true;
                 i += 1;
             }
+            // Blanks beside punctuation that ends a token: after `{ } ; , :`, before
+            // `{ } ; ,`. Never before `:` (`a :hover` is not `a:hover`), never inside strings.
+            b' ' | b'\t' => {
+                let after = out.last().is_some_and(|p| b"{};,:".contains(p));
+                let next = b[i..].iter().find(|&&n| n != b' ' && n != b'\t');
+                let before = next.is_some_and(|n| b"{};,".contains(n));
+                if !after && !before {
+                    out.push(c);
+                }
+                i += 1;
+            }
             _ => {
                 out.push(c);
                 i += 1;
@@ -416,7 +427,11 @@ mod tests {
     fn css_loses_comments_and_indentation() {
         assert_eq!(
             css("/* head */\n.a {\n  content: \"/* no */\"; /* c */\n}\n"),
-            "\n.a {\ncontent: \"/* no */\";\n}\n"
+            "\n.a{\ncontent:\"/* no */\";\n}\n"
+        );
+        assert_eq!(
+            css("a :hover , b > c { margin: 0 auto ; font: 1em/2 x, 'a b' }"),
+            "a :hover,b > c{margin:0 auto;font:1em/2 x,'a b'}"
         );
     }
 }
