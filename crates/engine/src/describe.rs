@@ -157,7 +157,7 @@ pub fn check_attachment(
         ToolError::new(ErrorCode::InvalidArguments, format!("image: {why}"))
             .with_details(json!({ "path": "image" }))
     };
-    match image_source(store, chat, 0, reference) {
+    match image_bytes(store, chat, 0, reference) {
         Ok(_) => Ok(()),
         Err(DescribeError::NoImage(_, why)) if why.ends_with("does not exist") => {
             Err(ToolError::not_found("image file", reference))
@@ -181,6 +181,21 @@ fn image_source(
     id: i64,
     reference: &str,
 ) -> Result<ImageSource, DescribeError> {
+    let (media_type, bytes) = image_bytes(store, chat, id, reference)?;
+    Ok(ImageSource::Base64 {
+        media_type,
+        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+    })
+}
+
+/// The bytes and media type of the image `reference` names, checked as a description needs
+/// them: an image of a kind the providers take, at most [`MAX_IMAGE_BYTES`].
+fn image_bytes(
+    store: &Store,
+    chat: i64,
+    id: i64,
+    reference: &str,
+) -> Result<(String, Vec<u8>), DescribeError> {
     let no = |why: &str| DescribeError::NoImage(id, why.to_owned());
     let (media_type, bytes) = if let Some(rest) = reference.strip_prefix("data:") {
         let (head, data) = rest
@@ -219,10 +234,7 @@ fn image_source(
     if bytes.len() > MAX_IMAGE_BYTES {
         return Err(DescribeError::TooLarge(id, bytes.len()));
     }
-    Ok(ImageSource::Base64 {
-        media_type,
-        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-    })
+    Ok((media_type, bytes))
 }
 
 struct Prepared {

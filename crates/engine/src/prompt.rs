@@ -45,8 +45,9 @@ pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;
 /// Reply tokens reserved when neither the preset nor the connection gives a number.
 pub const DEFAULT_RESPONSE_TOKENS: u32 = 1_024;
 
-/// Whether EJS templates are rendered ([`EJS_SETTING`], default on): for the prompt fields a
-/// chat has outside its preset (translation, group speaker selection).
+/// Whether EJS templates are rendered ([`EJS_SETTING`], default on): part of
+/// [`PromptSettings`], and read alone for the prompt fields a chat has outside its preset
+/// (translation, group speaker selection).
 pub(crate) fn ejs_enabled(store: &Store) -> Result<bool, tavo_store::StoreError> {
     Ok(store
         .setting_get(EJS_SETTING)?
@@ -91,9 +92,7 @@ impl PromptSettings {
         if let Some(v) = store.setting_get(PRESET_SAMPLERS_SETTING)? {
             s.preset_samplers = v.as_bool().unwrap_or(true);
         }
-        if let Some(v) = store.setting_get(EJS_SETTING)? {
-            s.ejs = v.as_bool().unwrap_or(true);
-        }
+        s.ejs = ejs_enabled(store)?;
         Ok(s)
     }
 }

@@ -9,12 +9,8 @@ use serde_json::json;
 use tavo_model::{ChatId, Message, MessageId, Role};
 use tavo_testkit::{MockProvider, Script, Turn, Wire};
 
-#[tokio::test]
-async fn a_message_is_translated_and_the_translation_kept_beside_it() {
-    let s = TestServer::start().await;
-    let mock = MockProvider::start(Script::new(vec![Turn::text("Bonjour, voyageur.")]))
-        .await
-        .expect("mock");
+/// The default connection `mock`, to `mock`.
+async fn connect(s: &TestServer, mock: &MockProvider) {
     let r = client()
         .post(s.url("/api/connections"))
         .json(&json!({"name": "mock", "source": "custom", "protocol": "openai-chat",
@@ -23,6 +19,15 @@ async fn a_message_is_translated_and_the_translation_kept_beside_it() {
         .await
         .expect("send");
     assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn a_message_is_translated_and_the_translation_kept_beside_it() {
+    let s = TestServer::start().await;
+    let mock = MockProvider::start(Script::new(vec![Turn::text("Bonjour, voyageur.")]))
+        .await
+        .expect("mock");
+    connect(&s, &mock).await;
     let chat = make_chat(&s.store, "translate");
     let id = s
         .store
@@ -131,14 +136,7 @@ async fn the_translation_prompt_is_a_template_and_the_message_is_not() {
     ]))
     .await
     .expect("mock");
-    let r = client()
-        .post(s.url("/api/connections"))
-        .json(&json!({"name": "mock", "source": "custom", "protocol": "openai-chat",
-                      "baseUrl": mock.base_url(Wire::OpenaiChat), "model": "mock-model", "apiKey": "sk-mock-0123456789abcdef"}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
+    connect(&s, &mock).await;
     let chat = make_chat(&s.store, "templated");
     s.store
         .var_set(tavo_store::VarScope::Chat(chat), "tone", &json!("warmly"))

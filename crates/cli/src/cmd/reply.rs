@@ -171,21 +171,12 @@ async fn attachment(
         size <= MAX_ATTACHMENT_BYTES,
         "--image {image}: {size} bytes; at most {MAX_ATTACHMENT_BYTES} are attached"
     );
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    let mime = match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        _ => anyhow::bail!(
-            "--image {image}: not a picture the providers take (png, jpeg, webp or gif)"
-        ),
-    };
     let bytes = std::fs::read(path).with_context(|| format!("reading {image}"))?;
+    // Known by its bytes, as the description reads it.
+    let Some(mime) = tavo_llm::media::image::sniff_mime(&bytes) else {
+        anyhow::bail!("--image {image}: not a picture the providers take (png, jpeg, webp or gif)");
+    };
+    let ext = mime.trim_start_matches("image/");
     let stem: String = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -205,17 +196,9 @@ async fn attachment(
         "data:{mime};base64,{}",
         base64::engine::general_purpose::STANDARD.encode(&bytes)
     );
-    let settings = tavo_tools::ToolSettings::load(engine.store()).unwrap_or_default();
-    let mut scope = tavo_tools::CallScope::direct(Some(chat), &settings);
-    let call = tavo_tools::ToolCall::new(
-        "cli",
-        "tavo_file_save",
-        serde_json::json!({"name": name, "content": content, "options": {"scope": "chat"}}),
-    );
+    let args = serde_json::json!({"name": name, "content": content, "options": {"scope": "chat"}});
     // Passing --image is the user's consent to saving it.
-    let door = super::tool::TerminalDoor { yes: true };
-    let done = engine.dispatcher().call(&mut scope, &call, &door).await;
-    let envelope = done.completed.envelope;
+    let envelope = super::tool::call_tool(engine, Some(chat), "tavo_file_save", args, true).await;
     if envelope.get("ok").and_then(serde_json::Value::as_bool) != Some(true) {
         anyhow::bail!(
             "saving --image {image} into the chat's files: {}",

@@ -106,14 +106,9 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()?;
             let envelope = runtime.block_on(async {
-                let settings = ToolSettings::load(&store).unwrap_or_default();
                 let engine =
                     tavo_engine::Engine::new(store.clone(), registry.clone(), Default::default())?;
-                let mut scope = CallScope::direct(chat, &settings);
-                let call = ToolCall::new("cli", name, args);
-                let door = TerminalDoor { yes };
-                let done = engine.dispatcher().call(&mut scope, &call, &door).await;
-                Ok::<Value, anyhow::Error>(done.completed.envelope)
+                Ok::<Value, anyhow::Error>(call_tool(&engine, chat, &name, args, yes).await)
             })?;
             println!("{}", serde_json::to_string_pretty(&envelope)?);
             let ok = envelope.get("ok").and_then(Value::as_bool).unwrap_or(false);
@@ -126,10 +121,32 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Calls tool `name` as `tavo tool call` does — the engine's dispatcher (validation, approval
+/// policy, `tools.callTimeoutSeconds`) behind the terminal's door — and answers its envelope.
+/// `yes`: the user has consented to a confirmation (`--yes`, or a flag that is the consent).
+pub(crate) async fn call_tool(
+    engine: &tavo_engine::Engine,
+    chat: Option<i64>,
+    name: &str,
+    args: Value,
+    yes: bool,
+) -> Value {
+    let settings = ToolSettings::load(engine.store()).unwrap_or_default();
+    let mut scope = CallScope::direct(chat, &settings);
+    let call = ToolCall::new("cli", name, args);
+    let door = TerminalDoor { yes };
+    engine
+        .dispatcher()
+        .call(&mut scope, &call, &door)
+        .await
+        .completed
+        .envelope
+}
+
 /// The terminal's door: `--yes` is the user's consent to calls that ask for confirmation
 /// (without it they are refused with what to do); questions are asked on the terminal.
-pub(crate) struct TerminalDoor {
-    pub(crate) yes: bool,
+struct TerminalDoor {
+    yes: bool,
 }
 
 impl Door for TerminalDoor {
