@@ -1,11 +1,11 @@
-//! Why a reply could not start.
+//! Why a reply could not start, or its library work failed.
 
 use tavo_llm::connection::ConnectionError;
 use tavo_prompt::loader::LoadError;
 use tavo_store::StoreError;
 
 /// A reply that cannot start (failures after the start end the reply with status `failed` and
-/// an `error` event instead).
+/// an `error` event carrying this error's text instead).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("chat {0} not found (see `tavo list chats`)")]
@@ -47,6 +47,13 @@ pub enum EngineError {
     Operation(#[from] tavo_tools::ToolError),
     #[error("the tool registry could not be built: {0}")]
     Registry(String),
+    /// The provider failed the request or the stream (its message, as the provider or the
+    /// transport gave it).
+    #[error("{0}")]
+    Provider(String),
+    /// Store work off the executor failed (a panic, a shutdown).
+    #[error(transparent)]
+    Pool(#[from] crate::offload::PoolError),
     #[error("{0}")]
     Internal(String),
 }

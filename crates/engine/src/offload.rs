@@ -4,25 +4,41 @@
 //! seconds. A worker thread waiting for it would relay no event of any reply meanwhile, so
 //! every store call of the engine goes through here, onto tokio's blocking pool.
 
-use std::fmt::Display;
-
 use tavo_store::Store;
 
-/// Runs `f` against `store` on the blocking pool; its error, or the pool's (a panic in `f`),
-/// comes back as text.
+/// The blocking pool or the library gate failed a piece of store work: its closure panicked,
+/// or the runtime is shutting down. Cloneable, so one failure can answer every waiter of a
+/// batch.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("internal task failed: {0}")]
+pub struct PoolError(String);
+
+impl From<tokio::task::JoinError> for PoolError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+impl From<tokio::sync::AcquireError> for PoolError {
+    fn from(e: tokio::sync::AcquireError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Runs `f` against `store` on the blocking pool; its error comes back as it is, the pool's (a
+/// panic in `f`) as `E` made from a [`PoolError`].
 pub(crate) async fn on_blocking_pool<T, E>(
     store: &Store,
     f: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
-) -> Result<T, String>
+) -> Result<T, E>
 where
     T: Send + 'static,
-    E: Display + Send + 'static,
+    E: From<PoolError> + Send + 'static,
 {
     let store = store.clone();
-    match tokio::task::spawn_blocking(move || f(&store)).await {
-        Ok(result) => result.map_err(|e| e.to_string()),
-        Err(e) => Err(format!("internal task failed: {e}")),
-    }
+    tokio::task::spawn_blocking(move || f(&store))
+        .await
+        .map_err(|e| E::from(PoolError::from(e)))?
 }
 
 /// Runs `f` against `store` on the blocking pool behind the engine's library `gate`, keeping

@@ -74,7 +74,7 @@ pub enum PageError {
 struct Page {
     chat: Option<i64>,
     requests: mpsc::UnboundedSender<PageRequest>,
-    pending: HashMap<String, oneshot::Sender<Result<Value, String>>>,
+    pending: HashMap<String, oneshot::Sender<Result<Value, PageError>>>,
     /// Order of attachment, so the newest page of a chat is the one asked.
     serial: u64,
 }
@@ -156,7 +156,7 @@ impl Pages {
         let page = self.lock().pages.remove(id);
         if let Some(page) = page {
             for (_, waiter) in page.pending {
-                let _ = waiter.send(Err(PageError::Closed.to_string()));
+                let _ = waiter.send(Err(PageError::Closed));
             }
             let removed = self
                 .registry
@@ -257,20 +257,19 @@ impl Pages {
             call: &call,
         };
         match rx.await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(message)) if message == PageError::Closed.to_string() => Err(PageError::Closed),
-            Ok(Err(message)) => Err(PageError::Failed(message)),
+            Ok(answer) => answer,
             Err(_) => Err(PageError::Closed),
         }
     }
 
-    /// A page's answer to request `call`: `Ok(result)` or `Err(message)`. Answers nobody waits
-    /// for any more (a time-out passed) are dropped; returns whether someone was waiting.
+    /// A page's answer to request `call`: `Ok(result)` or `PageError::Failed(its message)`.
+    /// Answers nobody waits for any more (a time-out passed) are dropped; returns whether
+    /// someone was waiting.
     pub fn answer(
         &self,
         id: &str,
         call: &str,
-        result: Result<Value, String>,
+        result: Result<Value, PageError>,
     ) -> Result<bool, PageError> {
         let mut st = self.lock();
         let page = st.pages.get_mut(id).ok_or(PageError::Gone)?;

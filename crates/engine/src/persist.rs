@@ -29,7 +29,7 @@ use tavo_store::{Store, StoreError};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
-use crate::offload::on_blocking_pool;
+use crate::offload::{PoolError, on_blocking_pool};
 use crate::status::ReplyRecord;
 
 /// What is written: the reply's message, or its chat's reply record.
@@ -70,7 +70,24 @@ impl Write {
     }
 }
 
-type Ack = oneshot::Sender<Result<(), String>>;
+/// Why a write the caller waited for is not on disk.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    /// The message was never stored, so it has no row to update.
+    #[error("the message has no id yet")]
+    Unsaved,
+    /// The writer task ended (its runtime shut down) before it wrote this.
+    #[error("the reply writer stopped before this write")]
+    WriterStopped,
+    /// The store refused the write (its message was deleted meanwhile, the disk is full).
+    #[error(transparent)]
+    Store(Arc<StoreError>),
+    /// The batch's work failed on the blocking pool.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+}
+
+type Ack = oneshot::Sender<Result<(), WriteError>>;
 
 struct Queued {
     write: Write,
@@ -148,18 +165,17 @@ impl Persister {
     }
 
     /// Queues `write` and waits until it is committed.
-    pub async fn write(self: &Arc<Self>, write: Write) -> Result<(), String> {
+    pub async fn write(self: &Arc<Self>, write: Write) -> Result<(), WriteError> {
         let (tx, rx) = oneshot::channel();
         self.enqueue(write, Some(tx));
-        rx.await
-            .unwrap_or_else(|_| Err("the reply writer stopped before this write".into()))
+        rx.await.unwrap_or(Err(WriteError::WriterStopped))
     }
 
     fn enqueue(self: &Arc<Self>, write: Write, ack: Option<Ack>) {
         let Some(key) = write.key() else {
             // A message without an id has no row to update.
             if let Some(ack) = ack {
-                let _ = ack.send(Err("the message has no id yet".into()));
+                let _ = ack.send(Err(WriteError::Unsaved));
             }
             return;
         };
@@ -272,15 +288,15 @@ impl Drop for WritingFlag<'_> {
 
 /// One transaction for the whole batch; a write that fails (its message was deleted
 /// meanwhile) fails alone.
-fn write_batch(store: &Store, writes: &[Write]) -> Result<Vec<Result<(), String>>, String> {
+fn write_batch(store: &Store, writes: &[Write]) -> Result<Vec<Result<(), WriteError>>, WriteError> {
     store
         .write(|tx| {
             Ok(writes
                 .iter()
-                .map(|w| w.apply(tx).map_err(|e| e.to_string()))
+                .map(|w| w.apply(tx).map_err(|e| WriteError::Store(Arc::new(e))))
                 .collect())
         })
-        .map_err(|e| e.to_string())
+        .map_err(|e| WriteError::Store(Arc::new(e)))
 }
 
 #[cfg(test)]
@@ -346,8 +362,8 @@ mod tests {
             p.write(Write::Record(record.clone()))
         );
         assert!(missing.is_err());
-        assert_eq!(kept, Ok(()));
-        assert_eq!(rec, Ok(()));
+        assert!(kept.is_ok(), "{kept:?}");
+        assert!(rec.is_ok(), "{rec:?}");
         assert_eq!(ReplyRecord::load(&store, 1).expect("load"), Some(record));
     }
 

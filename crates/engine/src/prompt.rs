@@ -752,9 +752,7 @@ pub(crate) fn preview(
     let model = req.model.clone().unwrap_or(model);
     // A group chat previews the member its reply mode would have speak first.
     let speaker = match (req.speaker, req.kind) {
-        (None, GenerationKind::Normal) => {
-            crate::group::preview_speaker(store, req.chat).map_err(EngineError::Internal)?
-        }
+        (None, GenerationKind::Normal) => crate::group::preview_speaker(store, req.chat)?,
         (chosen, _) => chosen,
     };
     let knobs = PromptKnobs {

@@ -14,9 +14,10 @@ use tavo_llm::{
     StreamEvent, Usage,
 };
 use tavo_model::{CharacterId, ChatId};
-use tavo_store::Store;
+use tavo_store::{Store, StoreError};
 use tavo_tools::{GenerationKind, Services, ToolSettings};
 
+use crate::EngineError;
 use crate::control::{Cancelled, Control};
 
 mod hooks;
@@ -25,7 +26,7 @@ use crate::engine::{Inner, START_HOLD};
 use crate::event::EventKind;
 use crate::group::{Plan, Speakers};
 use crate::limits::Limits;
-use crate::offload::on_blocking_pool;
+use crate::offload::{PoolError, on_blocking_pool};
 use crate::persist::Write;
 use crate::prompt::{self, BasePrompt, PromptKnobs};
 use crate::status::{ReplyStatus, set_message_status};
@@ -53,7 +54,7 @@ pub(crate) enum Target {
 
 enum Stop {
     Cancelled,
-    Failed(String),
+    Failed(EngineError),
 }
 
 impl From<Cancelled> for Stop {
@@ -154,14 +155,9 @@ impl ReplyTask {
 
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Store) -> Result<T, String> + Send + 'static,
-    ) -> Result<T, String> {
-        let _permit = self
-            .inner
-            .gate
-            .acquire()
-            .await
-            .map_err(|e| format!("internal task failed: {e}"))?;
+        f: impl FnOnce(&Store) -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let _permit = self.inner.gate.acquire().await.map_err(PoolError::from)?;
         on_blocking_pool(&self.inner.store, f).await
     }
 
@@ -228,7 +224,7 @@ impl ReplyTask {
             }
             self.usage.merge(&response.usage);
             if let Some((_, message)) = &response.error {
-                return Err(Stop::Failed(message.clone()));
+                return Err(Stop::Failed(EngineError::Provider(message.clone())));
             }
             let calls = model_calls(&response, &argument_errors);
             if calls.is_empty() || !may_call {
@@ -286,14 +282,12 @@ impl ReplyTask {
             let start = self
                 .blocking(move |store| {
                     if look_for_images {
-                        let pending =
-                            crate::describe::pending(store, chat).map_err(|e| e.to_string())?;
+                        let pending = crate::describe::pending(store, chat)?;
                         if !pending.is_empty() {
                             return Ok(Err(pending));
                         }
                     }
-                    let base = prompt::build(store, &engine, chat, kind, &knobs)
-                        .map_err(|e| e.to_string())?;
+                    let base = prompt::build(store, &engine, chat, kind, &knobs)?;
                     let stored = match new_message {
                         Some(reply) => Some(new_assistant_message(store, chat, &reply, &base)?),
                         None => None,
@@ -420,7 +414,7 @@ impl ReplyTask {
             }
         };
         drop(permit);
-        let mut stream = answered.map_err(|e| Stop::Failed(e.message))?;
+        let mut stream = answered.map_err(|e| Stop::Failed(EngineError::Provider(e.message)))?;
         let mut builder = ReplyBuilder::new();
         let mut argument_errors = HashMap::new();
         // One cancellation future and one checkpoint timer for the whole round, re-armed only
@@ -562,7 +556,7 @@ impl ReplyTask {
                         }
                         Ok(())
                     })
-                    .map_err(|e| e.to_string())
+                    .map_err(EngineError::from)
             })
             .await;
         if let Err(e) = written {
@@ -592,19 +586,15 @@ impl ReplyTask {
         let rewritten = self
             .blocking(move |store| {
                 let chat = store
-                    .chat_get(ChatId(chat))
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| format!("chat {chat} no longer exists"))?;
+                    .chat_get(ChatId(chat))?
+                    .ok_or(EngineError::ChatNotFound(chat))?;
                 let r = tavo_tools::messages::rewrite_for_write(
                     store,
                     &chat,
                     &m,
                     tavo_prompt::WriteTiming::Receive,
-                )
-                .map_err(|e| e.message)?;
-                store
-                    .write(|tx| r.save_variables(tx))
-                    .map_err(|e| e.to_string())?;
+                )?;
+                store.write(|tx| r.save_variables(tx))?;
                 Ok(r)
             })
             .await;
@@ -632,15 +622,13 @@ fn new_assistant_message(
     chat: i64,
     reply: &str,
     base: &BasePrompt,
-) -> Result<tavo_model::Message, String> {
+) -> Result<tavo_model::Message, StoreError> {
     let mut m = tavo_model::Message::new(tavo_model::Role::Assistant, "");
     m.character_id = base.speaker_id;
     m.name = base.speaker_name.clone();
     m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
     set_message_status(&mut m.extra, reply, ReplyStatus::Running);
-    let id = store
-        .message_append(ChatId(chat), &m)
-        .map_err(|e| e.to_string())?;
+    let id = store.message_append(ChatId(chat), &m)?;
     m.id = Some(id);
     Ok(m)
 }

@@ -32,9 +32,10 @@ use tavo_model::{Character, CharacterId, ChatId, ReplyMode};
 use tavo_store::Store;
 use tavo_tools::GenerationKind;
 
+use crate::EngineError;
 use crate::control::Control;
 use crate::engine::Inner;
-use crate::offload::on_blocking_pool;
+use crate::offload::{PoolError, on_blocking_pool};
 use select::Member;
 
 /// The setting naming the connection speaker selection uses (unset: the reply's connection).
@@ -96,7 +97,7 @@ pub(crate) struct Ask {
 /// Why no plan came out.
 pub(crate) enum PlanStop {
     Cancelled,
-    Failed(String),
+    Failed(EngineError),
 }
 
 /// The chat as the plan reads it.
@@ -207,49 +208,46 @@ impl Roster {
 }
 
 /// Reads the roster of `chat` (blocking).
-pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, String> {
+pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, EngineError> {
     let chat_id = ChatId(chat);
     let c = store
-        .chat_get(chat_id)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("chat {chat} no longer exists"))?;
+        .chat_get(chat_id)?
+        .ok_or(EngineError::ChatNotFound(chat))?;
     let muted = c.muted();
-    let (members, user_name, recent, count) = store
-        .read(|tx| {
-            let mut members = Vec::with_capacity(c.characters.len());
-            for s in &c.characters {
-                let card = tx.get::<Character>(s.id)?;
-                members.push(Member {
-                    id: s.id,
-                    name: card
-                        .as_ref()
-                        .map(|k| k.name.clone())
-                        .unwrap_or(s.name.clone()),
-                    nickname: card
-                        .and_then(|k| k.nickname)
-                        .filter(|n| !n.trim().is_empty()),
-                    muted: muted.contains(&s.id),
-                });
-            }
-            let persona = match &c.persona {
-                Some(p) => tx.get::<tavo_model::Persona>(p.id)?,
-                None => tx
-                    .list::<tavo_model::Persona>()?
-                    .into_iter()
-                    .find(|p| p.active),
-            };
-            let user = persona
-                .map(|p| p.name)
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| "User".to_owned());
-            Ok((
-                members,
-                user,
-                tx.messages_last(chat_id, SELECTION_WINDOW)?,
-                tx.message_count(chat_id)?,
-            ))
-        })
-        .map_err(|e| e.to_string())?;
+    let (members, user_name, recent, count) = store.read(|tx| {
+        let mut members = Vec::with_capacity(c.characters.len());
+        for s in &c.characters {
+            let card = tx.get::<Character>(s.id)?;
+            members.push(Member {
+                id: s.id,
+                name: card
+                    .as_ref()
+                    .map(|k| k.name.clone())
+                    .unwrap_or(s.name.clone()),
+                nickname: card
+                    .and_then(|k| k.nickname)
+                    .filter(|n| !n.trim().is_empty()),
+                muted: muted.contains(&s.id),
+            });
+        }
+        let persona = match &c.persona {
+            Some(p) => tx.get::<tavo_model::Persona>(p.id)?,
+            None => tx
+                .list::<tavo_model::Persona>()?
+                .into_iter()
+                .find(|p| p.active),
+        };
+        let user = persona
+            .map(|p| p.name)
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "User".to_owned());
+        Ok((
+            members,
+            user,
+            tx.messages_last(chat_id, SELECTION_WINDOW)?,
+            tx.message_count(chat_id)?,
+        ))
+    })?;
     let visible: Vec<&tavo_model::Message> = recent.iter().filter(|m| !m.hidden).collect();
     let user_text = visible
         .last()
@@ -291,12 +289,11 @@ pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, String> {
 /// The first speaker a normal reply in `chat` would have, decided without a request (blocking):
 /// what `tavo prompt` previews. A contextual chat previews its natural fallback; `None` in a
 /// 1:1 chat, or when nobody would answer.
-pub(crate) fn preview_speaker(store: &Store, chat: i64) -> Result<Option<CharacterId>, String> {
-    if store
-        .chat_get(ChatId(chat))
-        .map_err(|e| e.to_string())?
-        .is_none()
-    {
+pub(crate) fn preview_speaker(
+    store: &Store,
+    chat: i64,
+) -> Result<Option<CharacterId>, EngineError> {
+    if store.chat_get(ChatId(chat))?.is_none() {
         // The build says which chat is missing.
         return Ok(None);
     }
@@ -325,7 +322,7 @@ pub(crate) async fn plan(
             .gate
             .acquire()
             .await
-            .map_err(|e| PlanStop::Failed(format!("internal task failed: {e}")))?;
+            .map_err(|e| PlanStop::Failed(PoolError::from(e).into()))?;
         on_blocking_pool(&inner.store, move |s| roster(s, chat))
             .await
             .map_err(PlanStop::Failed)?
@@ -372,13 +369,25 @@ pub(crate) async fn plan(
     Ok(plan)
 }
 
+/// Why the speaker-selection request gave no usable answer (natural mode picks instead, and
+/// a warning says this).
+#[derive(Debug, thiserror::Error)]
+enum NoPick {
+    #[error("could not use its connection ({0})")]
+    Connection(EngineError),
+    #[error("failed ({0})")]
+    Failed(String),
+    #[error("named no member ({0:?})")]
+    NamedNoMember(String),
+}
+
 /// The speaker-selection request; `Ok(Err(why))` when it gave no usable answer.
 async fn contextual(
     inner: &Arc<Inner>,
     control: &Control,
     ask: &Ask,
     roster: &Roster,
-) -> Result<Result<Vec<usize>, String>, PlanStop> {
+) -> Result<Result<Vec<usize>, NoPick>, PlanStop> {
     let store = inner.store.clone();
     let own = (
         ask.endpoint.clone(),
@@ -386,34 +395,31 @@ async fn contextual(
         ask.parameters.clone(),
     );
     let chat = ask.chat;
-    let settings = on_blocking_pool(&store, move |s| -> Result<_, String> {
+    let settings = on_blocking_pool(&store, move |s| -> Result<_, EngineError> {
         let prompt = s
-            .setting_get(PROMPT_SETTING)
-            .map_err(|e| e.to_string())?
+            .setting_get(PROMPT_SETTING)?
             .and_then(|v| v.as_str().map(str::to_owned))
             .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_PROMPT.to_owned());
         // A prompt field of the chat: EJS and macros first; `{{messages}}` and the roster's
         // placeholders are filled after (the transcript is never expanded).
-        let ejs = crate::prompt::ejs_enabled(s).map_err(|e| e.to_string())?;
-        let prompt = crate::display::DisplayContext::load(s, ChatId(chat))
-            .map_err(|e| e.to_string())?
-            .expand_template(&prompt, chat as u64, ejs);
+        let ejs = crate::prompt::ejs_enabled(s)?;
+        let prompt = crate::display::DisplayContext::load(s, ChatId(chat))?.expand_template(
+            &prompt,
+            chat as u64,
+            ejs,
+        );
         let named = s
-            .setting_get(CONNECTION_SETTING)
-            .map_err(|e| e.to_string())?
+            .setting_get(CONNECTION_SETTING)?
             .and_then(|v| v.as_str().map(str::to_owned))
             .filter(|t| !t.trim().is_empty());
         let connection = match named {
             None => own,
             Some(name) => {
-                let book = ConnectionBook::from_setting(
-                    s.setting_get(SETTINGS_KEY).map_err(|e| e.to_string())?,
-                )
-                .map_err(|e| e.to_string())?;
-                let conn = book.pick(Some(&name)).map_err(|e| e.to_string())?.clone();
+                let book = ConnectionBook::from_setting(s.setting_get(SETTINGS_KEY)?)?;
+                let conn = book.pick(Some(&name))?.clone();
                 let parameters = book.effective_parameters(&conn);
-                let endpoint = conn.endpoint().map_err(|e| e.to_string())?;
+                let endpoint = conn.endpoint()?;
                 (endpoint, conn.model.clone(), parameters)
             }
         };
@@ -422,7 +428,7 @@ async fn contextual(
     .await;
     let (template, (endpoint, model, parameters)) = match settings {
         Ok(s) => s,
-        Err(e) => return Ok(Err(format!("could not use its connection ({e})"))),
+        Err(e) => return Ok(Err(NoPick::Connection(e))),
     };
     let mut request = ChatRequest::new(
         model,
@@ -438,16 +444,16 @@ async fn contextual(
     };
     let response = match answered {
         Ok(r) => r,
-        Err(e) => return Ok(Err(format!("failed ({})", e.message))),
+        Err(e) => return Ok(Err(NoPick::Failed(e.message))),
     };
     if let Some((_, message)) = &response.error {
-        return Ok(Err(format!("failed ({message})")));
+        return Ok(Err(NoPick::Failed(message.clone())));
     }
     let answer = response.text();
     let picked = select::parse_selection(&answer, &roster.members);
     if picked.is_empty() {
         let shown: String = answer.chars().take(80).collect();
-        return Ok(Err(format!("named no member ({shown:?})")));
+        return Ok(Err(NoPick::NamedNoMember(shown)));
     }
     Ok(Ok(picked))
 }

@@ -46,9 +46,7 @@ impl ReplyTask {
         let chat = self.chat;
         let before = self
             .blocking(move |store| {
-                let last = store
-                    .read(|tx| tx.messages_last(ChatId(chat), 64))
-                    .map_err(|e| e.to_string())?;
+                let last = store.read(|tx| tx.messages_last(ChatId(chat), 64))?;
                 Ok(last
                     .into_iter()
                     .rev()

@@ -5,6 +5,7 @@
 use tavo_model::MessageId;
 
 use super::{ReplyTask, Stop, Target};
+use crate::EngineError;
 use crate::event::EventKind;
 use crate::group::{self, PlanStop};
 use crate::status::ReplyStatus;
@@ -22,7 +23,7 @@ impl ReplyTask {
                     let speaker = self.plan.turns[turn];
                     let outcome = self.drive(speaker).await;
                     let failure = match &outcome {
-                        Err(Stop::Failed(message)) => Some(message.clone()),
+                        Err(Stop::Failed(e)) => Some(e.to_string()),
                         _ => None,
                     };
                     // A turn that failed or was cancelled before its provider answered gives
@@ -53,8 +54,10 @@ impl ReplyTask {
             Ok(()) if self.control.is_cancelled() => ReplyStatus::Cancelled,
             Ok(()) => ReplyStatus::Finished,
             Err(Stop::Cancelled) => ReplyStatus::Cancelled,
-            Err(Stop::Failed(message)) => {
-                self.control.hub.publish(EventKind::Error { message });
+            Err(Stop::Failed(e)) => {
+                self.control.hub.publish(EventKind::Error {
+                    message: e.to_string(),
+                });
                 ReplyStatus::Failed
             }
         }
@@ -79,7 +82,7 @@ impl ReplyTask {
                 .await
                 .map_err(|stop| match stop {
                     PlanStop::Cancelled => Stop::Cancelled,
-                    PlanStop::Failed(message) => Stop::Failed(message),
+                    PlanStop::Failed(e) => Stop::Failed(e),
                 })?;
         for message in &plan.warnings {
             self.control.hub.publish(EventKind::Warning {
@@ -122,7 +125,7 @@ impl ReplyTask {
                     .blocking(move |store| {
                         store
                             .message_delete(MessageId(id))
-                            .map_err(|e| e.to_string())
+                            .map_err(EngineError::from)
                     })
                     .await;
                 if let Err(e) = removed {
@@ -142,7 +145,7 @@ impl ReplyTask {
                             tavo_tools::ops::input::DRAFT_KEY,
                             &Value::String(text),
                         )
-                        .map_err(|e| e.to_string())
+                        .map_err(EngineError::from)
                 })
                 .await;
             if let Err(e) = saved {

@@ -171,7 +171,7 @@ pub async fn answer(
     let result = if body.ok {
         Ok(body.result)
     } else {
-        Err(match body.error {
+        Err(PageError::Failed(match body.error {
             Value::String(s) => s,
             Value::Object(o) => o
                 .get("message")
@@ -179,7 +179,7 @@ pub async fn answer(
                 .unwrap_or("the page reported an error")
                 .to_owned(),
             _ => "the page reported an error".to_owned(),
-        })
+        }))
     };
     if state.pages.answer(&page, &request, result).map_err(gone)? {
         Ok(StatusCode::NO_CONTENT)

@@ -39,7 +39,10 @@ pub fn engine_error(e: EngineError) -> ApiError {
         | EngineError::Connection(_)
         | EngineError::Prompt(_) => ApiError::bad_request(e.to_string()),
         EngineError::Store(s) => s.into(),
-        EngineError::Registry(_) | EngineError::Internal(_) => {
+        EngineError::Provider(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, "provider_error", e.to_string())
+        }
+        EngineError::Registry(_) | EngineError::Internal(_) | EngineError::Pool(_) => {
             ApiError::internal("starting the reply", e)
         }
     }

@@ -20,7 +20,9 @@ use crate::error::{ErrorCode, ToolError};
 pub const CURRENT_CHAT: &str = "app.currentChat";
 
 pub(super) fn register(set: &mut McpTools, registry: &crate::Registry) {
-    register_chats(set);
+    register_chat_reads(set);
+    register_chat_writes(set);
+    register_current_chat(set);
     register_messages(set);
     register_chat_scoped(set, registry);
 }
@@ -67,7 +69,8 @@ fn chat_schema(required_id: bool) -> Value {
     s
 }
 
-fn register_chats(set: &mut McpTools) {
+/// Search and read.
+fn register_chat_reads(set: &mut McpTools) {
     set.add(
         "tavo_chat_search",
         "Find chats by title: `query`, `match`, `limit`, `cursor`. Answers `{items: [{id, name, revision, updatedAt}], total, nextCursor}`, newest first.",
@@ -115,6 +118,10 @@ fn register_chats(set: &mut McpTools) {
             .await
         }),
     );
+}
+
+/// Create, change, delete, copy and restart: each a write plan the approval policy sees.
+fn register_chat_writes(set: &mut McpTools) {
     set.add(
         "tavo_chat_create",
         format!("Create a chat: {CHAT_FIELDS}. Every id is checked before anything is written; the first character's greeting becomes message 0."),
@@ -243,6 +250,10 @@ fn register_chats(set: &mut McpTools) {
             }))
         }),
     );
+}
+
+/// The chat an agent (or the app) made current.
+fn register_current_chat(set: &mut McpTools) {
     set.add(
         "tavo_current_chat_get",
         "The current chat: the one last made current (by `tavo_current_chat_set` or the app), else the most recently written.",

@@ -241,6 +241,14 @@ fn problem(e: &PluginError) -> Value {
 }
 
 pub(super) fn register(set: &mut McpTools) {
+    register_reads(set);
+    register_authoring(set);
+    register_installation(set);
+    register_runtime(set);
+}
+
+/// Search and read.
+fn register_reads(set: &mut McpTools) {
     set.add(
         "tavo_plugin_search",
         "Find installed plugins by id, name, author, description or version. Answers {items: [{id, name, version, specVersion, enabled, author, description, permissions, tags}], total, nextCursor}.",
@@ -270,6 +278,10 @@ pub(super) fn register(set: &mut McpTools) {
             Ok(Step::Answer(serde_json::to_value(d).unwrap_or_default()))
         }),
     );
+}
+
+/// Checking and packaging a plugin before it is installed (nothing is written).
+fn register_authoring(set: &mut McpTools) {
     set.add(
         "tavo_plugin_validate_manifest",
         "Check a plugin before packaging: `manifest` (the manifest.json object) alone, or `files` ({path: text | {base64}}) / `sourcePath` for the whole package (then entry, catalogs and resources are checked too), or `zipBase64`. Answers {valid, error?: {member, field, problem, message}, warnings, manifest?}.",
@@ -321,6 +333,10 @@ pub(super) fn register(set: &mut McpTools) {
             .await
         }),
     );
+}
+
+/// Install, uninstall, enable and configure: writes the approval policy sees.
+fn register_installation(set: &mut McpTools) {
     set.add(
         "tavo_plugin_install",
         "Install a .tpg package: `zipBase64` (from tavo_plugin_package) or `zipPath` (a file on this machine), optional `fileName` for messages. A reinstall of an installed id replaces its files and keeps its settings and enabled state. Answers {plugin, warnings, replaces?, installed}.",
@@ -418,6 +434,10 @@ pub(super) fn register(set: &mut McpTools) {
         },
         |args| Some(json!({"reset": args.get("key").cloned().unwrap_or(json!("all"))})),
     );
+}
+
+/// What enabled plugins add to the app (entries, input actions, sidebar, fragments).
+fn register_runtime(set: &mut McpTools) {
     set.add(
         "tavo_plugin_get_runtime_contributions",
         "What enabled plugins add to the app: per plugin {pluginId, name, entry, inputActions, sidebar, htmlFragments (with mount point, role, position), settings}. Optional `pluginId` for one.",
