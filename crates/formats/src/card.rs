@@ -120,24 +120,7 @@ fn unix_to_date(n: f64) -> Option<DateTime<Utc>> {
 pub fn from_json(ctx: &mut Ctx, root: &Value) -> Result<CardParts> {
     let o = ctx.object(root, "")?;
     let spec = o.get("spec").and_then(Value::as_str);
-    let (data, base): (&Map<String, Value>, &str) = match o.get("data") {
-        Some(Value::Object(d)) => (d, "data"),
-        Some(other) if spec.is_some() => {
-            return Err(FormatError::at(
-                "data",
-                format!("expected an object, found {}", type_name(other)),
-            ));
-        }
-        _ => {
-            if spec.is_some() {
-                return Err(FormatError::at(
-                    "data",
-                    "missing: a card with `spec` needs a `data` object",
-                ));
-            }
-            (o, "")
-        }
-    };
+    let (data, base) = card_data(o, spec)?;
     if let Some(s) = spec
         && s != "chara_card_v2"
         && s != "chara_card_v3"
@@ -149,64 +132,9 @@ pub fn from_json(ctx: &mut Ctx, root: &Value) -> Result<CardParts> {
         );
     }
     let p = |k: &str| child(base, k);
-    // V1 cards (Pygmalion/TavernAI) may use char_* names.
-    let pick = |a: &str, b: &str| data.get(a).or_else(|| data.get(b));
-    let mut name = ctx.string(pick("name", "char_name"), &p("name"))?;
-    if name.trim().is_empty() && !base.is_empty() {
-        // A card whose `data` lacks the name but whose V1 mirror has it.
-        if let Some(top) = ctx
-            .opt_string(o.get("name"), "name")?
-            .filter(|n| !n.trim().is_empty())
-        {
-            ctx.warn(
-                "card.name-from-mirror",
-                &p("name"),
-                "data.name is empty; the top-level name was used",
-            );
-            name = top;
-        }
-    }
-    if name.trim().is_empty() {
-        return Err(FormatError::at(
-            p("name"),
-            "missing: a character card needs a name",
-        ));
-    }
-    if name != name.trim() {
-        ctx.warn(
-            "card.name-whitespace",
-            &p("name"),
-            "the name has leading or trailing whitespace; it was kept as written",
-        );
-    }
+    let name = card_name(ctx, o, data, base)?;
     let mut extensions = ctx.object_or_empty(data.get("extensions"), &p("extensions"))?;
-    let mut regex = None;
-    if let Some(scripts) = extensions.shift_remove("regex_scripts") {
-        match scripts {
-            Value::Array(list) if !list.is_empty() => {
-                let entries = crate::regex::entries_from_st_list(
-                    ctx,
-                    &list,
-                    &child(&p("extensions"), "regex_scripts"),
-                )?;
-                regex = Some(RegexGroup {
-                    name: name.trim().to_owned(),
-                    entries,
-                    ..Default::default()
-                });
-            }
-            Value::Array(list) => {
-                extensions.insert("regex_scripts".into(), Value::Array(list));
-            }
-            Value::Null => {}
-            other => {
-                return Err(FormatError::at(
-                    child(&p("extensions"), "regex_scripts"),
-                    format!("expected an array, found {}", type_name(&other)),
-                ));
-            }
-        }
-    }
+    let regex = embedded_regex(ctx, &mut extensions, &p("extensions"), name.trim())?;
     let lorebook = match data.get("character_book") {
         None | Some(Value::Null) => None,
         Some(book) => Some(crate::lorebook::from_ccv3_book(
@@ -216,6 +144,141 @@ pub fn from_json(ctx: &mut Ctx, root: &Value) -> Result<CardParts> {
             name.trim(),
         )?),
     };
+    let mut character = character_fields(ctx, data, base, name, extensions)?;
+    if !base.is_empty() {
+        // Top-level keys: spec/data are structural, mirrors equal to the derived value are dropped.
+        let derived = mirrors(&character);
+        character.card_extra = o
+            .iter()
+            .filter(|(k, v)| {
+                !matches!(k.as_str(), "spec" | "spec_version" | "data")
+                    && derived.get(k.as_str()) != Some(v)
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+    } else {
+        // A V1 card: its `creatorcomment` was read as notes; the other top-level keys are
+        // SillyTavern wrapper keys (`avatar`, `chat`, `fav` …), kept beside `data` on export.
+        let mut wrapper = std::mem::take(&mut character.extra);
+        if let Some(Value::Object(shadow)) = wrapper.shift_remove(fields::SHADOWED) {
+            wrapper.extend(shadow);
+        }
+        wrapper.shift_remove("creatorcomment");
+        character.card_extra = wrapper;
+        if spec.is_none() {
+            ctx.warn(
+                "card.v1",
+                "",
+                "a V1 card (no `spec`/`data`); it was read as CCv3",
+            );
+        }
+    }
+    Ok(CardParts {
+        character,
+        lorebook,
+        regex,
+    })
+}
+
+/// The object that holds the card's fields, and its path: `data` for a V2/V3 card, the root
+/// for a V1 card (which has no `spec`).
+fn card_data<'a>(
+    o: &'a Map<String, Value>,
+    spec: Option<&str>,
+) -> Result<(&'a Map<String, Value>, &'static str)> {
+    match o.get("data") {
+        Some(Value::Object(d)) => Ok((d, "data")),
+        Some(other) if spec.is_some() => Err(FormatError::at(
+            "data",
+            format!("expected an object, found {}", type_name(other)),
+        )),
+        _ if spec.is_some() => Err(FormatError::at(
+            "data",
+            "missing: a card with `spec` needs a `data` object",
+        )),
+        _ => Ok((o, "")),
+    }
+}
+
+/// The character's name (V1 cards may call it `char_name`; a V2 card whose `data` lacks it
+/// borrows its top-level mirror). A card without a name is refused.
+fn card_name(
+    ctx: &mut Ctx,
+    o: &Map<String, Value>,
+    data: &Map<String, Value>,
+    base: &str,
+) -> Result<String> {
+    let path = child(base, "name");
+    let mut name = ctx.string(data.get("name").or_else(|| data.get("char_name")), &path)?;
+    if name.trim().is_empty() && !base.is_empty() {
+        // A card whose `data` lacks the name but whose V1 mirror has it.
+        if let Some(top) = ctx
+            .opt_string(o.get("name"), "name")?
+            .filter(|n| !n.trim().is_empty())
+        {
+            ctx.warn(
+                "card.name-from-mirror",
+                &path,
+                "data.name is empty; the top-level name was used",
+            );
+            name = top;
+        }
+    }
+    if name.trim().is_empty() {
+        return Err(FormatError::at(path, "missing: a character card needs a name"));
+    }
+    if name != name.trim() {
+        ctx.warn(
+            "card.name-whitespace",
+            &path,
+            "the name has leading or trailing whitespace; it was kept as written",
+        );
+    }
+    Ok(name)
+}
+
+/// The regex group of `extensions.regex_scripts`, named after the character and taken out of
+/// `extensions` (an empty list stays there).
+fn embedded_regex(
+    ctx: &mut Ctx,
+    extensions: &mut Map<String, Value>,
+    path: &str,
+    name: &str,
+) -> Result<Option<RegexGroup>> {
+    match extensions.shift_remove("regex_scripts") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(list)) if list.is_empty() => {
+            extensions.insert("regex_scripts".into(), Value::Array(list));
+            Ok(None)
+        }
+        Some(Value::Array(list)) => {
+            let entries =
+                crate::regex::entries_from_st_list(ctx, &list, &child(path, "regex_scripts"))?;
+            Ok(Some(RegexGroup {
+                name: name.to_owned(),
+                entries,
+                ..Default::default()
+            }))
+        }
+        Some(other) => Err(FormatError::at(
+            child(path, "regex_scripts"),
+            format!("expected an array, found {}", type_name(&other)),
+        )),
+    }
+}
+
+/// The character's own fields (V1 cards' `char_*` names are read too); keys no field maps
+/// are kept in `extra`.
+fn character_fields(
+    ctx: &mut Ctx,
+    data: &Map<String, Value>,
+    base: &str,
+    name: String,
+    extensions: Map<String, Value>,
+) -> Result<Character> {
+    let p = |k: &str| child(base, k);
+    // V1 cards (Pygmalion/TavernAI) may use char_* names.
+    let pick = |a: &str, b: &str| data.get(a).or_else(|| data.get(b));
     let mut extra = without(data, DATA_MAPPED);
     for legacy in [
         "char_name",
@@ -226,7 +289,7 @@ pub fn from_json(ctx: &mut Ctx, root: &Value) -> Result<CardParts> {
     ] {
         extra.shift_remove(legacy);
     }
-    let character = Character {
+    Ok(Character {
         description: ctx.string(pick("description", "char_persona"), &p("description"))?,
         first_mes: ctx.string(pick("first_mes", "char_greeting"), &p("first_mes"))?,
         personality: ctx.string(data.get("personality"), &p("personality"))?,
@@ -260,43 +323,6 @@ pub fn from_json(ctx: &mut Ctx, root: &Value) -> Result<CardParts> {
         extra: shelter(extra, fields::CHARACTER),
         name,
         ..Default::default()
-    };
-    let mut character = character;
-    if !base.is_empty() {
-        // Top-level keys: spec/data are structural, mirrors equal to the derived value are dropped.
-        let derived = mirrors(&character);
-        let mut card_extra = Map::new();
-        for (k, v) in o {
-            if k == "spec" || k == "spec_version" || k == "data" {
-                continue;
-            }
-            if derived.get(k) == Some(v) {
-                continue;
-            }
-            card_extra.insert(k.clone(), v.clone());
-        }
-        character.card_extra = card_extra;
-    } else {
-        // A V1 card: its `creatorcomment` was read as notes; the other top-level keys are
-        // SillyTavern wrapper keys (`avatar`, `chat`, `fav` …), kept beside `data` on export.
-        let mut wrapper = std::mem::take(&mut character.extra);
-        if let Some(Value::Object(shadow)) = wrapper.shift_remove(fields::SHADOWED) {
-            wrapper.extend(shadow);
-        }
-        wrapper.shift_remove("creatorcomment");
-        character.card_extra = wrapper;
-        if spec.is_none() {
-            ctx.warn(
-                "card.v1",
-                "",
-                "a V1 card (no `spec`/`data`); it was read as CCv3",
-            );
-        }
-    }
-    Ok(CardParts {
-        character,
-        lorebook,
-        regex,
     })
 }
 

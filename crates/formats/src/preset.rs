@@ -171,167 +171,10 @@ pub fn from_st(
 ) -> Result<(Preset, Option<RegexGroup>)> {
     let o = ctx.object(root, "")?;
     let mut extra = without(o, &["prompts", "name"]);
-    // Basic prompts.
-    let mut basic = serde_json::to_value(BasicPrompts::default())
-        .map_err(|e| FormatError::whole(e.to_string()))?;
-    for (st_key, tavo_key) in BASIC_KEYS {
-        if let Some(s) = ctx.opt_string(o.get(*st_key), st_key)? {
-            basic[*tavo_key] = json!(s);
-        }
-        extra.shift_remove(*st_key);
-    }
-    let basic_prompts: BasicPrompts =
-        serde_json::from_value(basic).map_err(|e| FormatError::whole(e.to_string()))?;
-    // Prompts.
-    let mut prompts: Vec<PresetEntry> = Vec::new();
-    match o.get("prompts") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) => {
-            for (i, p) in list.iter().enumerate() {
-                prompts.push(entry_from_prompt(ctx, p, &item("prompts", i))?);
-            }
-        }
-        Some(other) => {
-            return Err(FormatError::at(
-                "prompts",
-                format!("expected an array of prompts, found {}", type_name(other)),
-            ));
-        }
-    }
-    // Choose the order list: 100001, else the first one.
-    let mut orders: Vec<Value> = match o.get("prompt_order") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(list)) => list.clone(),
-        Some(other) => {
-            return Err(FormatError::at(
-                "prompt_order",
-                format!("expected an array, found {}", type_name(other)),
-            ));
-        }
-    };
-    let chosen = orders
-        .iter()
-        .position(|v| v.get("character_id").and_then(Value::as_i64) == Some(GLOBAL_ORDER_ID))
-        .or_else(|| (!orders.is_empty()).then_some(0));
-    let mut entries: Vec<PresetEntry> = Vec::new();
-    if let Some(ci) = chosen {
-        let base = item("prompt_order", ci);
-        let list = match orders[ci].get("order") {
-            Some(Value::Array(l)) => l.clone(),
-            None | Some(Value::Null) => Vec::new(),
-            Some(other) => {
-                return Err(FormatError::at(
-                    child(&base, "order"),
-                    format!("expected an array, found {}", type_name(other)),
-                ));
-            }
-        };
-        let index: HashMap<String, usize> = prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.identifier.clone(), i))
-            .collect();
-        let mut taken = vec![false; prompts.len()];
-        for (j, it) in list.iter().enumerate() {
-            let p = item(&child(&base, "order"), j);
-            let ident = ctx.string(it.get("identifier"), &child(&p, "identifier"))?;
-            let enabled = ctx.bool_or(it.get("enabled"), &child(&p, "enabled"), true)?;
-            match index.get(&ident) {
-                Some(&k) if !taken[k] => {
-                    taken[k] = true;
-                    let mut e = prompts[k].clone();
-                    e.active = true;
-                    e.enabled = enabled;
-                    entries.push(e);
-                }
-                Some(_) => ctx.warn(
-                    "preset.duplicate-identifier",
-                    &child(&p, "identifier"),
-                    format!("'{ident}' is listed twice; the repeat was dropped"),
-                ),
-                None => ctx.warn(
-                    "preset.dangling-identifier",
-                    &child(&p, "identifier"),
-                    format!("'{ident}' names no prompt; it was dropped"),
-                ),
-            }
-        }
-        for (k, p) in prompts.iter().enumerate() {
-            if !taken[k] {
-                let mut e = p.clone();
-                e.enabled = e
-                    .extra
-                    .get(KEY_PROMPT_ENABLED)
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
-                e.extra.shift_remove(KEY_PROMPT_ENABLED);
-                entries.push(e);
-            }
-        }
-        if let Some(Value::Object(ord)) = orders.get_mut(ci) {
-            ord.shift_remove("order");
-        }
-        // Other order lists (e.g. the legacy 100000) may reference missing prompts: warn only.
-        for (oi, ord) in orders.iter().enumerate() {
-            if oi == ci {
-                continue;
-            }
-            let dangling = ord
-                .get("order")
-                .and_then(Value::as_array)
-                .map(|l| {
-                    l.iter()
-                        .filter(|it| {
-                            it.get("identifier")
-                                .and_then(Value::as_str)
-                                .is_some_and(|s| !index.contains_key(s))
-                        })
-                        .count()
-                })
-                .unwrap_or(0);
-            if dangling > 0 {
-                ctx.warn(
-                    "preset.dangling-identifier",
-                    &item("prompt_order", oi),
-                    format!("{dangling} identifiers of this order list name no prompt; the list is kept as is"),
-                );
-            }
-        }
-        extra.insert("prompt_order".into(), Value::Array(orders));
-    } else {
-        for mut e in prompts {
-            e.enabled = e
-                .extra
-                .get(KEY_PROMPT_ENABLED)
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            e.extra.shift_remove(KEY_PROMPT_ENABLED);
-            entries.push(e);
-        }
-    }
-    // Embedded regex scripts.
-    let mut regex = None;
-    if let Some(Value::Object(ext)) = extra.get_mut("extensions")
-        && let Some(scripts) = ext.shift_remove("regex_scripts")
-    {
-        match scripts {
-            Value::Array(list) => {
-                if !list.is_empty() {
-                    let entries =
-                        crate::regex::entries_from_st_list(ctx, &list, "extensions.regex_scripts")?;
-                    regex = Some(entries);
-                } else {
-                    ext.insert("regex_scripts".into(), Value::Array(list));
-                }
-            }
-            other => {
-                return Err(FormatError::at(
-                    "extensions.regex_scripts",
-                    format!("expected an array, found {}", type_name(&other)),
-                ));
-            }
-        }
-    }
+    let basic_prompts = basic_prompts_from_st(ctx, o, &mut extra)?;
+    let prompts = prompts_from_st(ctx, o)?;
+    let entries = ordered_entries(ctx, o, prompts, &mut extra)?;
+    let regex = regex_from_st(ctx, &mut extra)?;
     let name = ctx
         .opt_string(o.get("name"), "name")?
         .filter(|n| !n.trim().is_empty())
@@ -356,6 +199,198 @@ pub fn from_st(
         },
         regex,
     ))
+}
+
+/// The basic prompts (`impersonation_prompt`, `new_chat_prompt`, …), taken out of `extra`.
+fn basic_prompts_from_st(
+    ctx: &mut Ctx,
+    o: &Map<String, Value>,
+    extra: &mut Map<String, Value>,
+) -> Result<BasicPrompts> {
+    let mut basic = serde_json::to_value(BasicPrompts::default())
+        .map_err(|e| FormatError::whole(e.to_string()))?;
+    for (st_key, tavo_key) in BASIC_KEYS {
+        if let Some(s) = ctx.opt_string(o.get(*st_key), st_key)? {
+            basic[*tavo_key] = json!(s);
+        }
+        extra.shift_remove(*st_key);
+    }
+    serde_json::from_value(basic).map_err(|e| FormatError::whole(e.to_string()))
+}
+
+/// The `prompts` list as entries, in file order (not yet ordered or switched).
+fn prompts_from_st(ctx: &mut Ctx, o: &Map<String, Value>) -> Result<Vec<PresetEntry>> {
+    match o.get("prompts") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, p)| entry_from_prompt(ctx, p, &item("prompts", i)))
+            .collect(),
+        Some(other) => Err(FormatError::at(
+            "prompts",
+            format!("expected an array of prompts, found {}", type_name(other)),
+        )),
+    }
+}
+
+/// The entries in the order of the chosen `prompt_order` list (the global one, 100001, else
+/// the first), switched as it says; prompts it leaves out follow, switched by their own
+/// `enabled`. The other order lists stay in `extra`, the chosen one without its `order`.
+fn ordered_entries(
+    ctx: &mut Ctx,
+    o: &Map<String, Value>,
+    prompts: Vec<PresetEntry>,
+    extra: &mut Map<String, Value>,
+) -> Result<Vec<PresetEntry>> {
+    let mut orders: Vec<Value> = match o.get("prompt_order") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list.clone(),
+        Some(other) => {
+            return Err(FormatError::at(
+                "prompt_order",
+                format!("expected an array, found {}", type_name(other)),
+            ));
+        }
+    };
+    let chosen = orders
+        .iter()
+        .position(|v| v.get("character_id").and_then(Value::as_i64) == Some(GLOBAL_ORDER_ID))
+        .or_else(|| (!orders.is_empty()).then_some(0));
+    let Some(ci) = chosen else {
+        return Ok(prompts.into_iter().map(self_switched).collect());
+    };
+    let base = item("prompt_order", ci);
+    let list = match orders[ci].get("order") {
+        Some(Value::Array(l)) => l.clone(),
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            return Err(FormatError::at(
+                child(&base, "order"),
+                format!("expected an array, found {}", type_name(other)),
+            ));
+        }
+    };
+    let index: HashMap<String, usize> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.identifier.clone(), i))
+        .collect();
+    let mut taken = vec![false; prompts.len()];
+    let mut entries: Vec<PresetEntry> = Vec::new();
+    for (j, it) in list.iter().enumerate() {
+        let p = item(&child(&base, "order"), j);
+        let ident = ctx.string(it.get("identifier"), &child(&p, "identifier"))?;
+        let enabled = ctx.bool_or(it.get("enabled"), &child(&p, "enabled"), true)?;
+        match index.get(&ident) {
+            Some(&k) if !taken[k] => {
+                taken[k] = true;
+                let mut e = prompts[k].clone();
+                e.active = true;
+                e.enabled = enabled;
+                entries.push(e);
+            }
+            Some(_) => ctx.warn(
+                "preset.duplicate-identifier",
+                &child(&p, "identifier"),
+                format!("'{ident}' is listed twice; the repeat was dropped"),
+            ),
+            None => ctx.warn(
+                "preset.dangling-identifier",
+                &child(&p, "identifier"),
+                format!("'{ident}' names no prompt; it was dropped"),
+            ),
+        }
+    }
+    entries.extend(
+        prompts
+            .into_iter()
+            .zip(taken)
+            .filter(|(_, taken)| !taken)
+            .map(|(p, _)| self_switched(p)),
+    );
+    if let Some(Value::Object(ord)) = orders.get_mut(ci) {
+        ord.shift_remove("order");
+    }
+    warn_dangling_orders(ctx, &orders, ci, &index);
+    extra.insert("prompt_order".into(), Value::Array(orders));
+    Ok(entries)
+}
+
+/// A prompt no order list switches: its own `enabled` (default on) decides.
+fn self_switched(mut e: PresetEntry) -> PresetEntry {
+    e.enabled = e
+        .extra
+        .get(KEY_PROMPT_ENABLED)
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    e.extra.shift_remove(KEY_PROMPT_ENABLED);
+    e
+}
+
+/// The order lists not chosen (e.g. the legacy 100000) may name missing prompts: a warning
+/// only, since they are kept as they are.
+fn warn_dangling_orders(
+    ctx: &mut Ctx,
+    orders: &[Value],
+    chosen: usize,
+    index: &HashMap<String, usize>,
+) {
+    for (oi, ord) in orders.iter().enumerate() {
+        if oi == chosen {
+            continue;
+        }
+        let dangling = ord
+            .get("order")
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .filter(|it| {
+                        it.get("identifier")
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !index.contains_key(s))
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        if dangling > 0 {
+            ctx.warn(
+                "preset.dangling-identifier",
+                &item("prompt_order", oi),
+                format!(
+                    "{dangling} identifiers of this order list name no prompt; the list is kept as is"
+                ),
+            );
+        }
+    }
+}
+
+/// The entries of `extensions.regex_scripts`, taken out of `extra` (an empty list stays).
+fn regex_from_st(
+    ctx: &mut Ctx,
+    extra: &mut Map<String, Value>,
+) -> Result<Option<Vec<tavo_model::RegexEntry>>> {
+    let Some(Value::Object(ext)) = extra.get_mut("extensions") else {
+        return Ok(None);
+    };
+    let Some(scripts) = ext.shift_remove("regex_scripts") else {
+        return Ok(None);
+    };
+    match scripts {
+        Value::Array(list) if list.is_empty() => {
+            ext.insert("regex_scripts".into(), Value::Array(list));
+            Ok(None)
+        }
+        Value::Array(list) => Ok(Some(crate::regex::entries_from_st_list(
+            ctx,
+            &list,
+            "extensions.regex_scripts",
+        )?)),
+        other => Err(FormatError::at(
+            "extensions.regex_scripts",
+            format!("expected an array, found {}", type_name(&other)),
+        )),
+    }
 }
 
 /// Writes a preset (and its regex group) as a SillyTavern chat-completion preset.

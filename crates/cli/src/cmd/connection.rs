@@ -72,73 +72,82 @@ fn parameter_name(typed: &str) -> String {
         .map_or_else(|| typed.to_owned(), |n| (*n).to_owned())
 }
 
+/// Add a connection (prints its name, or the masked connection with --json).
+#[derive(Debug, Args)]
+struct AddArgs {
+    name: String,
+    #[arg(long, value_enum)]
+    protocol: ProtocolArg,
+    /// Base URL (for OpenAI-compatible servers usually ending in /v1). Defaults to the
+    /// source's URL when --source names one that has it.
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long)]
+    model: String,
+    /// Catalogue source id (see `tavo connection sources`); guessed from the URL if absent.
+    #[arg(long)]
+    source: Option<String>,
+    /// The API key, stored with the data and never printed.
+    #[arg(long, conflicts_with = "api_key_env")]
+    api_key: Option<String>,
+    /// Read the key from this environment variable at request time instead.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Make it the default connection.
+    #[arg(long)]
+    default: bool,
+    #[command(flatten)]
+    params: ParamArgs,
+    #[arg(long)]
+    json: bool,
+}
+
+/// Change fields of an existing connection; the others stay as they are (prints its name,
+/// or the masked connection with --json). The key is write-only: it is never printed.
+#[derive(Debug, Args)]
+struct UpdateArgs {
+    name: String,
+    /// A new name.
+    #[arg(long, value_name = "NEW")]
+    rename: Option<String>,
+    #[arg(long, value_enum)]
+    protocol: Option<ProtocolArg>,
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// Catalogue source id (see `tavo connection sources`).
+    #[arg(long)]
+    source: Option<String>,
+    /// Store this API key (replacing a stored key or an --api-key-env).
+    #[arg(long, conflicts_with_all = ["api_key_env", "no_api_key"])]
+    api_key: Option<String>,
+    /// Read the key from this environment variable instead (a stored key is forgotten).
+    #[arg(long, conflicts_with = "no_api_key")]
+    api_key_env: Option<String>,
+    /// Use no key at all (local servers).
+    #[arg(long)]
+    no_api_key: bool,
+    /// Make it the default connection.
+    #[arg(long)]
+    default: bool,
+    #[command(flatten)]
+    params: ParamArgs,
+    /// Unset a parameter so the global value applies again (temperature, topP, topK,
+    /// maxOutputTokens, stream, contextLength; repeatable).
+    #[arg(long, value_name = "PARAM")]
+    unset: Vec<String>,
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 enum ConnectionCommand {
     /// Add a connection (prints its name, or the masked connection with --json).
-    Add {
-        name: String,
-        #[arg(long, value_enum)]
-        protocol: ProtocolArg,
-        /// Base URL (for OpenAI-compatible servers usually ending in /v1). Defaults to the
-        /// source's URL when --source names one that has it.
-        #[arg(long)]
-        base_url: Option<String>,
-        #[arg(long)]
-        model: String,
-        /// Catalogue source id (see `tavo connection sources`); guessed from the URL if absent.
-        #[arg(long)]
-        source: Option<String>,
-        /// The API key, stored with the data and never printed.
-        #[arg(long, conflicts_with = "api_key_env")]
-        api_key: Option<String>,
-        /// Read the key from this environment variable at request time instead.
-        #[arg(long)]
-        api_key_env: Option<String>,
-        /// Make it the default connection.
-        #[arg(long)]
-        default: bool,
-        #[command(flatten)]
-        params: ParamArgs,
-        #[arg(long)]
-        json: bool,
-    },
+    Add(AddArgs),
     /// Change fields of an existing connection; the others stay as they are (prints its name,
     /// or the masked connection with --json). The key is write-only: it is never printed.
-    Update {
-        name: String,
-        /// A new name.
-        #[arg(long, value_name = "NEW")]
-        rename: Option<String>,
-        #[arg(long, value_enum)]
-        protocol: Option<ProtocolArg>,
-        #[arg(long)]
-        base_url: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        /// Catalogue source id (see `tavo connection sources`).
-        #[arg(long)]
-        source: Option<String>,
-        /// Store this API key (replacing a stored key or an --api-key-env).
-        #[arg(long, conflicts_with_all = ["api_key_env", "no_api_key"])]
-        api_key: Option<String>,
-        /// Read the key from this environment variable instead (a stored key is forgotten).
-        #[arg(long, conflicts_with = "no_api_key")]
-        api_key_env: Option<String>,
-        /// Use no key at all (local servers).
-        #[arg(long)]
-        no_api_key: bool,
-        /// Make it the default connection.
-        #[arg(long)]
-        default: bool,
-        #[command(flatten)]
-        params: ParamArgs,
-        /// Unset a parameter so the global value applies again (temperature, topP, topK,
-        /// maxOutputTokens, stream, contextLength; repeatable).
-        #[arg(long, value_name = "PARAM")]
-        unset: Vec<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Update(UpdateArgs),
     /// List connections (`*` marks the default).
     List {
         #[arg(long)]
@@ -206,119 +215,8 @@ fn print_human(c: &Connection, is_default: bool) {
 
 pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     match args.command {
-        ConnectionCommand::Add {
-            name,
-            protocol,
-            base_url,
-            model,
-            source,
-            api_key,
-            api_key_env,
-            default,
-            params,
-            json,
-        } => {
-            let protocol = Protocol::from(protocol);
-            let known = source.as_deref().map(|s| {
-                tavo_llm::catalogue::find(s).ok_or_else(|| {
-                    anyhow!(
-                        "--source `{s}` is not in the catalogue (see `tavo connection sources`)"
-                    )
-                })
-            });
-            let known = known.transpose()?;
-            let base_url = match (base_url, known.and_then(|s| s.base_url)) {
-                (Some(u), _) => u,
-                (None, Some(u)) => u.to_owned(),
-                (None, None) => bail!("--base-url is required (this source has no default URL)"),
-            };
-            let source = source
-                .unwrap_or_else(|| tavo_llm::catalogue::guess(protocol, &base_url).to_owned());
-            let conn = Connection {
-                name,
-                source,
-                protocol,
-                base_url,
-                model,
-                api_key,
-                api_key_env,
-                parameters: params.into_parameters(),
-            };
-            let store = open(ctx)?;
-            let mut book = load(&store)?;
-            let shown = conn.masked();
-            let name = conn.name.clone();
-            book.add(conn, default)?;
-            save(&store, &book)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&shown)?);
-            } else {
-                println!("{name}");
-            }
-        }
-        ConnectionCommand::Update {
-            name,
-            rename,
-            protocol,
-            base_url,
-            model,
-            source,
-            api_key,
-            api_key_env,
-            no_api_key,
-            default,
-            params,
-            unset,
-            json,
-        } => {
-            if let Some(s) = source.as_deref()
-                && tavo_llm::catalogue::find(s).is_none()
-            {
-                bail!("--source `{s}` is not in the catalogue (see `tavo connection sources`)");
-            }
-            let key = match (api_key, api_key_env, no_api_key) {
-                (Some(k), _, _) => Some(KeyChange::Key(k)),
-                (None, Some(var), _) => Some(KeyChange::Env(var)),
-                (None, None, true) => Some(KeyChange::None),
-                (None, None, false) => None,
-            };
-            let unset = unset.iter().map(|u| parameter_name(u)).collect();
-            let patch = ConnectionPatch {
-                name: rename,
-                source,
-                protocol: protocol.map(Protocol::from),
-                base_url,
-                model,
-                key,
-                parameters: params.into_parameters(),
-                unset,
-                make_default: default,
-            };
-            let store = open(ctx)?;
-            // Read, change and write the book in one transaction, so a `tavo serve` writing
-            // it at the same time loses nothing.
-            let updated = store
-                .write(|tx| {
-                    let book = tx.setting_get(SETTINGS_KEY)?;
-                    let mut book = match ConnectionBook::from_setting(book) {
-                        Ok(book) => book,
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    let shown = match book.update(&name, patch) {
-                        Ok(c) => (c.name.clone(), c.masked()),
-                        Err(e) => return Ok(Err(e)),
-                    };
-                    tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
-                    Ok(Ok(shown))
-                })
-                .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))?;
-            let (name, shown) = updated?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&shown)?);
-            } else {
-                println!("{name}");
-            }
-        }
+        ConnectionCommand::Add(args) => add(args, ctx)?,
+        ConnectionCommand::Update(args) => update(args, ctx)?,
         ConnectionCommand::List { json } => {
             let book = load(&open(ctx)?)?;
             if json {
@@ -392,6 +290,125 @@ pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tavo connection add`.
+fn add(args: AddArgs, ctx: &Context) -> anyhow::Result<()> {
+    let AddArgs {
+        name,
+        protocol,
+        base_url,
+        model,
+        source,
+        api_key,
+        api_key_env,
+        default,
+        params,
+        json,
+    } = args;
+    let protocol = Protocol::from(protocol);
+    let known = source.as_deref().map(|s| {
+        tavo_llm::catalogue::find(s).ok_or_else(|| {
+            anyhow!("--source `{s}` is not in the catalogue (see `tavo connection sources`)")
+        })
+    });
+    let known = known.transpose()?;
+    let base_url = match (base_url, known.and_then(|s| s.base_url)) {
+        (Some(u), _) => u,
+        (None, Some(u)) => u.to_owned(),
+        (None, None) => bail!("--base-url is required (this source has no default URL)"),
+    };
+    let source =
+        source.unwrap_or_else(|| tavo_llm::catalogue::guess(protocol, &base_url).to_owned());
+    let conn = Connection {
+        name,
+        source,
+        protocol,
+        base_url,
+        model,
+        api_key,
+        api_key_env,
+        parameters: params.into_parameters(),
+    };
+    let store = open(ctx)?;
+    let mut book = load(&store)?;
+    let shown = conn.masked();
+    let name = conn.name.clone();
+    book.add(conn, default)?;
+    save(&store, &book)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shown)?);
+    } else {
+        println!("{name}");
+    }
+    Ok(())
+}
+
+/// `tavo connection update`: read, change and write the book in one transaction.
+fn update(args: UpdateArgs, ctx: &Context) -> anyhow::Result<()> {
+    let UpdateArgs {
+        name,
+        rename,
+        protocol,
+        base_url,
+        model,
+        source,
+        api_key,
+        api_key_env,
+        no_api_key,
+        default,
+        params,
+        unset,
+        json,
+    } = args;
+    if let Some(s) = source.as_deref()
+        && tavo_llm::catalogue::find(s).is_none()
+    {
+        bail!("--source `{s}` is not in the catalogue (see `tavo connection sources`)");
+    }
+    let key = match (api_key, api_key_env, no_api_key) {
+        (Some(k), _, _) => Some(KeyChange::Key(k)),
+        (None, Some(var), _) => Some(KeyChange::Env(var)),
+        (None, None, true) => Some(KeyChange::None),
+        (None, None, false) => None,
+    };
+    let unset = unset.iter().map(|u| parameter_name(u)).collect();
+    let patch = ConnectionPatch {
+        name: rename,
+        source,
+        protocol: protocol.map(Protocol::from),
+        base_url,
+        model,
+        key,
+        parameters: params.into_parameters(),
+        unset,
+        make_default: default,
+    };
+    let store = open(ctx)?;
+    // Read, change and write the book in one transaction, so a `tavo serve` writing
+    // it at the same time loses nothing.
+    let updated = store
+        .write(|tx| {
+            let book = tx.setting_get(SETTINGS_KEY)?;
+            let mut book = match ConnectionBook::from_setting(book) {
+                Ok(book) => book,
+                Err(e) => return Ok(Err(e)),
+            };
+            let shown = match book.update(&name, patch) {
+                Ok(c) => (c.name.clone(), c.masked()),
+                Err(e) => return Ok(Err(e)),
+            };
+            tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
+            Ok(Ok(shown))
+        })
+        .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))?;
+    let (name, shown) = updated?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shown)?);
+    } else {
+        println!("{name}");
+    }
+    Ok(())
 }
 
 /// One tiny request through the real transport.

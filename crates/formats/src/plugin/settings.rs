@@ -268,176 +268,212 @@ fn element(v: &Value, field: &str, spec: u32) -> Result<SettingsElement, PluginE
             "is required (switch, select, slider, text, textarea, info, divider, break)",
         )
     })?;
-    let f = |name: &str| format!("{field}.{name}");
-    let key = || -> Result<String, PluginError> {
-        match o.get("key").and_then(Value::as_str) {
-            Some(k) if !k.trim().is_empty() => Ok(k.to_owned()),
-            _ => Err(PluginError::field(
-                f("key"),
-                "is required: a non-empty string (the storage key)",
-            )),
-        }
-    };
-    let label = || -> Result<LocalText, PluginError> {
-        let v = o
-            .get("label")
-            .ok_or_else(|| PluginError::field(f("label"), "is required"))?;
-        LocalText::read(v, &f("label"), spec)
-    };
-    let num = |name: &str| -> Result<Option<f64>, PluginError> {
-        match o.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
-                PluginError::field(f(name), format!("expected a number, found {}", kind(v)))
-            }),
-        }
-    };
-    let text_default = || -> Result<Option<LocalText>, PluginError> {
-        o.get("default")
-            .map(|d| LocalText::read(d, &f("default"), spec))
-            .transpose()
-    };
-    let el = match ty {
+    let r = Element { o, field, spec };
+    Ok(match ty {
         "switch" => SettingsElement::Switch {
-            key: key()?,
-            label: label()?,
+            key: r.key()?,
+            label: r.label()?,
             default: match o.get("default") {
                 None => None,
                 Some(Value::Bool(b)) => Some(*b),
                 Some(v) => {
                     return Err(PluginError::field(
-                        f("default"),
+                        r.path("default"),
                         format!("expected true or false, found {}", kind(v)),
                     ));
                 }
             },
         },
-        "select" => {
-            let opts = o
-                .get("options")
-                .and_then(Value::as_array)
-                .filter(|a| !a.is_empty())
-                .ok_or_else(|| {
-                    PluginError::field(f("options"), "is required: a non-empty array")
-                })?;
-            let mut options = Vec::with_capacity(opts.len());
-            for (j, opt) in opts.iter().enumerate() {
-                let of = format!("{field}.options[{j}]");
-                options.push(match opt {
-                    Value::String(s) => SelectOption {
-                        value: s.clone(),
-                        label: LocalText::Literal(s.clone()),
-                    },
-                    Value::Object(m) => {
-                        let value = m.get("value").and_then(Value::as_str).ok_or_else(|| {
-                            PluginError::field(format!("{of}.value"), "is required: a string")
-                        })?;
-                        let label = m.get("label").ok_or_else(|| {
-                            PluginError::field(format!("{of}.label"), "is required")
-                        })?;
-                        SelectOption {
-                            value: value.to_owned(),
-                            label: LocalText::read(label, &format!("{of}.label"), spec)?,
-                        }
-                    }
-                    other => {
-                        return Err(PluginError::field(
-                            of,
-                            format!(
-                                "expected a string or {{value, label}}, found {}",
-                                kind(other)
-                            ),
-                        ));
-                    }
-                });
-            }
-            let default = match o.get("default") {
-                None => None,
-                Some(Value::String(s)) if options.iter().any(|x| &x.value == s) => Some(s.clone()),
-                Some(v) => {
-                    return Err(PluginError::field(
-                        f("default"),
-                        format!("{v} is not one of the option values"),
-                    ));
-                }
-            };
-            SettingsElement::Select {
-                key: key()?,
-                label: label()?,
-                options,
-                default,
-            }
-        }
-        "slider" => {
-            let min = num("min")?.ok_or_else(|| PluginError::field(f("min"), "is required"))?;
-            let max = num("max")?.ok_or_else(|| PluginError::field(f("max"), "is required"))?;
-            if max <= min {
-                return Err(PluginError::field(
-                    f("max"),
-                    format!("must be greater than min ({min})"),
-                ));
-            }
-            let step = num("step")?;
-            if step.is_some_and(|s| s <= 0.0) {
-                return Err(PluginError::field(f("step"), "must be greater than 0"));
-            }
-            let default = num("default")?;
-            if default.is_some_and(|d| d < min || d > max) {
-                return Err(PluginError::field(
-                    f("default"),
-                    format!("must be within {min}..{max}"),
-                ));
-            }
-            SettingsElement::Slider {
-                key: key()?,
-                label: label()?,
-                min,
-                max,
-                step,
-                default,
-            }
-        }
+        "select" => select(&r)?,
+        "slider" => slider(&r)?,
         "text" => SettingsElement::Text {
-            key: key()?,
-            label: label()?,
-            default: text_default()?,
+            key: r.key()?,
+            label: r.label()?,
+            default: r.text_default()?,
         },
         "textarea" => SettingsElement::Textarea {
-            key: key()?,
-            label: label()?,
-            default: text_default()?,
+            key: r.key()?,
+            label: r.label()?,
+            default: r.text_default()?,
         },
-        "info" => {
-            let text = o
-                .get("text")
-                .ok_or_else(|| PluginError::field(f("text"), "is required"))?;
-            let icon = match o.get("icon") {
-                None => None,
-                Some(Value::String(s)) if s == "info" || s == "warning" => Some(s.clone()),
-                Some(v) => {
-                    return Err(PluginError::field(
-                        f("icon"),
-                        format!("{v} is not \"info\" or \"warning\""),
-                    ));
-                }
-            };
-            SettingsElement::Info {
-                text: LocalText::read(text, &f("text"), spec)?,
-                icon,
-            }
-        }
+        "info" => info(&r)?,
         "divider" => SettingsElement::Divider,
         "break" => SettingsElement::Break,
         other => {
             return Err(PluginError::field(
-                f("type"),
+                r.path("type"),
                 format!(
                     "{other:?} is not a settings element (switch, select, slider, text, textarea, info, divider, break)"
                 ),
             ));
         }
+    })
+}
+
+/// One settings element's object as it is read: its fields, with errors that name their path.
+struct Element<'a> {
+    o: &'a Map<String, Value>,
+    field: &'a str,
+    spec: u32,
+}
+
+impl Element<'_> {
+    fn path(&self, name: &str) -> String {
+        format!("{}.{name}", self.field)
+    }
+
+    /// `key`: the storage key, required and not blank.
+    fn key(&self) -> Result<String, PluginError> {
+        match self.o.get("key").and_then(Value::as_str) {
+            Some(k) if !k.trim().is_empty() => Ok(k.to_owned()),
+            _ => Err(PluginError::field(
+                self.path("key"),
+                "is required: a non-empty string (the storage key)",
+            )),
+        }
+    }
+
+    fn label(&self) -> Result<LocalText, PluginError> {
+        let v = self
+            .o
+            .get("label")
+            .ok_or_else(|| PluginError::field(self.path("label"), "is required"))?;
+        LocalText::read(v, &self.path("label"), self.spec)
+    }
+
+    fn num(&self, name: &str) -> Result<Option<f64>, PluginError> {
+        match self.o.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
+                PluginError::field(
+                    self.path(name),
+                    format!("expected a number, found {}", kind(v)),
+                )
+            }),
+        }
+    }
+
+    fn text_default(&self) -> Result<Option<LocalText>, PluginError> {
+        self.o
+            .get("default")
+            .map(|d| LocalText::read(d, &self.path("default"), self.spec))
+            .transpose()
+    }
+}
+
+/// A `select`: a non-empty `options` list (strings or `{value, label}`), a `default` among
+/// their values.
+fn select(r: &Element<'_>) -> Result<SettingsElement, PluginError> {
+    let opts = r
+        .o
+        .get("options")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| PluginError::field(r.path("options"), "is required: a non-empty array"))?;
+    let mut options = Vec::with_capacity(opts.len());
+    for (j, opt) in opts.iter().enumerate() {
+        let of = format!("{}.options[{j}]", r.field);
+        options.push(match opt {
+            Value::String(s) => SelectOption {
+                value: s.clone(),
+                label: LocalText::Literal(s.clone()),
+            },
+            Value::Object(m) => {
+                let value = m.get("value").and_then(Value::as_str).ok_or_else(|| {
+                    PluginError::field(format!("{of}.value"), "is required: a string")
+                })?;
+                let label = m
+                    .get("label")
+                    .ok_or_else(|| PluginError::field(format!("{of}.label"), "is required"))?;
+                SelectOption {
+                    value: value.to_owned(),
+                    label: LocalText::read(label, &format!("{of}.label"), r.spec)?,
+                }
+            }
+            other => {
+                return Err(PluginError::field(
+                    of,
+                    format!(
+                        "expected a string or {{value, label}}, found {}",
+                        kind(other)
+                    ),
+                ));
+            }
+        });
+    }
+    let default = match r.o.get("default") {
+        None => None,
+        Some(Value::String(s)) if options.iter().any(|x| &x.value == s) => Some(s.clone()),
+        Some(v) => {
+            return Err(PluginError::field(
+                r.path("default"),
+                format!("{v} is not one of the option values"),
+            ));
+        }
     };
-    Ok(el)
+    Ok(SettingsElement::Select {
+        key: r.key()?,
+        label: r.label()?,
+        options,
+        default,
+    })
+}
+
+/// A `slider`: `min` < `max`, a positive `step`, a `default` within the range.
+fn slider(r: &Element<'_>) -> Result<SettingsElement, PluginError> {
+    let min = r
+        .num("min")?
+        .ok_or_else(|| PluginError::field(r.path("min"), "is required"))?;
+    let max = r
+        .num("max")?
+        .ok_or_else(|| PluginError::field(r.path("max"), "is required"))?;
+    if max <= min {
+        return Err(PluginError::field(
+            r.path("max"),
+            format!("must be greater than min ({min})"),
+        ));
+    }
+    let step = r.num("step")?;
+    if step.is_some_and(|s| s <= 0.0) {
+        return Err(PluginError::field(r.path("step"), "must be greater than 0"));
+    }
+    let default = r.num("default")?;
+    if default.is_some_and(|d| d < min || d > max) {
+        return Err(PluginError::field(
+            r.path("default"),
+            format!("must be within {min}..{max}"),
+        ));
+    }
+    Ok(SettingsElement::Slider {
+        key: r.key()?,
+        label: r.label()?,
+        min,
+        max,
+        step,
+        default,
+    })
+}
+
+/// An `info` line: its `text`, and an `icon` of `info` or `warning`.
+fn info(r: &Element<'_>) -> Result<SettingsElement, PluginError> {
+    let text = r
+        .o
+        .get("text")
+        .ok_or_else(|| PluginError::field(r.path("text"), "is required"))?;
+    let icon = match r.o.get("icon") {
+        None => None,
+        Some(Value::String(s)) if s == "info" || s == "warning" => Some(s.clone()),
+        Some(v) => {
+            return Err(PluginError::field(
+                r.path("icon"),
+                format!("{v} is not \"info\" or \"warning\""),
+            ));
+        }
+    };
+    Ok(SettingsElement::Info {
+        text: LocalText::read(text, &r.path("text"), r.spec)?,
+        icon,
+    })
 }
 
 /// The effective configuration: a saved value, else the schema default, else `null`, for every
