@@ -235,9 +235,24 @@ impl Evaluator<'_, '_> {
     }
 
     fn dispatch(&mut self, name: &str, args: &[String]) -> Result<String, String> {
+        let value = match self.context_macro(name, args)? {
+            Some(v) => Some(v),
+            None => match self.clock_macro(name, args)? {
+                Some(v) => Some(v),
+                None => match self.text_macro(name, args)? {
+                    Some(v) => Some(v),
+                    None => self.variable_macro(name, args)?,
+                },
+            },
+        };
+        value.ok_or_else(|| format!("{{{{{name}}}}} is not supported"))
+    }
+
+    /// Names, the character's and persona's fields, the chat's messages, the model.
+    fn context_macro(&mut self, name: &str, args: &[String]) -> Result<Option<String>, String> {
         let ctx = self.ctx;
         let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
-        Ok(match name {
+        Ok(Some(match name {
             "user" => ctx.user.clone(),
             "char" => ctx.char.clone(),
             "group" => ctx.group(),
@@ -302,6 +317,15 @@ impl Evaluator<'_, '_> {
                 .unwrap_or_default(),
             "model" => ctx.model.clone(),
             "ismobile" => "false".to_owned(),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The time and date, now or at an offset, and the time since the user's last message.
+    fn clock_macro(&mut self, name: &str, args: &[String]) -> Result<Option<String>, String> {
+        let ctx = self.ctx;
+        let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+        Ok(Some(match name {
             "time" => {
                 if args.is_empty() {
                     clock::time(&ctx.now)
@@ -321,6 +345,15 @@ impl Evaluator<'_, '_> {
             "idleduration" | "idle_duration" => {
                 clock::idle_duration(&ctx.now, ctx.idle_since.as_ref())
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Text helpers and chance: `noop`, `trim`, `newline`, `reverse`, `outlet`, `random`, `pick`, `roll`.
+    fn text_macro(&mut self, name: &str, args: &[String]) -> Result<Option<String>, String> {
+        let ctx = self.ctx;
+        let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+        Ok(Some(match name {
             "noop" => String::new(),
             "trim" => TRIM_MARK.to_string(),
             "newline" => "\n".repeat(repeat_count(name, args)?),
@@ -348,6 +381,14 @@ impl Evaluator<'_, '_> {
                 })?;
                 dice.roll(self.rng).to_string()
             }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The chat's and the global variables: set, add, increment, read, test, delete.
+    fn variable_macro(&mut self, name: &str, args: &[String]) -> Result<Option<String>, String> {
+        let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
+        Ok(Some(match name {
             "setvar" | "setglobalvar" => {
                 let value = args[1..].join("::");
                 self.vars
@@ -391,7 +432,7 @@ impl Evaluator<'_, '_> {
                 self.vars.unset(scope_of(name), arg(0));
                 String::new()
             }
-            other => return Err(format!("{{{{{other}}}}} is not supported")),
-        })
+            _ => return Ok(None),
+        }))
     }
 }
