@@ -31,10 +31,14 @@ pub struct ReplyEvent {
 pub enum EventKind {
     /// The reply started on its chat; `messageId` is the message it writes (when it writes one).
     Started {
+        /// The chat the reply answers in; fixed for the reply's whole life.
         #[serde(rename = "chatId")]
         chat_id: i64,
+        /// The stored message the text goes into. Absent when the reply stores no message: an
+        /// impersonation writes the input draft and a quiet reply writes nothing.
         #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
         message_id: Option<i64>,
+        /// What the reply does (normal, regenerate, swipe, continue, impersonate, quiet).
         kind: tavo_tools::GenerationKind,
         /// The character who speaks in that message (the first speaker of a group reply).
         #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
@@ -44,51 +48,86 @@ pub enum EventKind {
     /// message `messageId`; turn `turn` of `turns` (1-based). The text deltas that follow, up
     /// to the next `speaker` event, are this member's.
     Speaker {
+        /// The member who speaks in this turn.
         #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
         character_id: Option<i64>,
+        /// That member's name as the chat shows it, so a watcher can label the turn without a
+        /// lookup.
         name: String,
+        /// The message this turn writes; each member of a group reply answers in its own.
         #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
         message_id: Option<i64>,
+        /// This turn's number, from 1.
         turn: u32,
+        /// How many turns the reply plans in all.
         turns: u32,
     },
     /// A model request of round `round` (0-based) was sent with `tools` tools offered.
-    Round { round: u32, tools: Vec<String> },
+    Round {
+        /// The round's number: 0 for the first request, +1 after each batch of tool calls.
+        round: u32,
+        /// The names of the tools the model may call in this round; empty when it may call
+        /// none (tools off, or the recursion limit reached).
+        tools: Vec<String>,
+    },
     /// Visible answer text.
-    TextDelta { text: String },
+    TextDelta {
+        /// The next piece of the answer, to append to what came before.
+        text: String,
+    },
     /// Reasoning text, shown apart from the answer.
-    ReasoningDelta { text: String },
+    ReasoningDelta {
+        /// The next piece of the model's reasoning, to append to what came before.
+        text: String,
+    },
     /// A tool call card: created when the call is about to run, updated when it finishes.
     ToolCall {
+        /// The call's card as the message keeps it (its fields are the event's fields).
         #[serde(flatten)]
         call: ToolCallSummary,
     },
     /// The reply paused for the user (status `waiting`); answer with the `pendingId`.
     Waiting {
+        /// The id to answer with; 1 for the reply's first interaction, then +1 each, so a stale
+        /// answer to an earlier one is refused.
         #[serde(rename = "pendingId")]
         pending_id: u64,
+        /// What the user is asked: a question or a confirmation (its fields are the event's
+        /// fields).
         #[serde(flatten)]
         interaction: Interaction,
     },
     /// The user answered; the reply runs again.
     Resumed {
+        /// The interaction that was answered, as its `waiting` event numbered it.
         #[serde(rename = "pendingId")]
         pending_id: u64,
     },
     /// Something worth knowing that is not a failure (a limit reached, a dropped block).
-    Warning { message: String },
+    Warning {
+        /// What happened, in words meant for the user.
+        message: String,
+    },
     /// The reply ended. `text` is the whole visible answer (all rounds; in a group reply every
     /// speaker's, a blank line between them), `status` is `finished`, `cancelled` or `failed`.
     Finished {
+        /// How the reply ended; already saved when this event is published.
         status: ReplyStatus,
+        /// The whole visible answer.
         text: String,
+        /// The whole reasoning text, joined like `text`; absent when the model gave none.
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning: Option<String>,
+        /// The token counts the provider reported (`input_tokens`, `output_tokens`, ...), each
+        /// the latest value any round gave; absent when it reported none.
         #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Value>,
     },
     /// The reply failed; a `finished` event with status `failed` follows.
-    Error { message: String },
+    Error {
+        /// Why, as the error's text (the provider's message for a provider failure).
+        message: String,
+    },
 }
 
 impl EventKind {

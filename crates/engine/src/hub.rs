@@ -81,7 +81,9 @@ impl std::fmt::Debug for EventHub {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{missed} events of this reply are no longer available (first available: {first})")]
 pub struct Gap {
+    /// How many events the reader lost for good.
     pub missed: u64,
+    /// The sequence number of the oldest event still held; the reader goes on from there.
     pub first: u64,
 }
 

@@ -199,10 +199,14 @@ pub struct Imagined {
     pub message_id: i64,
     /// The stored image's virtual path (`files/chat/image-….png`).
     pub path: String,
+    /// The image's MIME type (`image/png`, `image/jpeg`, ...); it also chose the stored file's
+    /// extension.
     pub mime_type: String,
+    /// The stored image's size in bytes.
     pub size: usize,
     /// The message text (the injection template, rendered).
     pub content: String,
+    /// The prompt the image was made from, trimmed; it is also kept as the image's title.
     pub prompt: String,
 }
 

@@ -16,17 +16,25 @@ pub enum Interaction {
     /// `tavo_ask_user` (or an operation that needs a decision, such as overwrite-or-copy).
     #[serde(rename_all = "camelCase")]
     Question {
+        /// The tool call that asks, so the answer goes back to it.
         call_id: String,
+        /// The tool that asks (`tavo_ask_user`, or the operation that needs the decision).
         tool: String,
+        /// The question: its text, its options, and whether custom text is allowed.
         question: Question,
     },
     /// A call waits for permission to run. `arguments` are shown to the user so they know what
     /// they allow; they stay out of the chat message (privacy) and go to the audit log.
     #[serde(rename_all = "camelCase")]
     Confirmation {
+        /// The tool call that waits.
         call_id: String,
+        /// The tool it would run.
         tool: String,
+        /// The tool's safety class (read, write or confirm), so the page can say what kind of
+        /// change it allows.
         safety: Safety,
+        /// The call's arguments as the model gave them.
         arguments: Value,
     },
 }
@@ -49,15 +57,22 @@ impl Interaction {
 pub enum Response {
     /// The answer to a question (an option, custom text, or closing the question, which the
     /// model receives as `{"status":"cancelled"}`).
-    Answer { answer: UserAnswer },
+    Answer {
+        /// The user's choice, custom text, or dismissal.
+        answer: UserAnswer,
+    },
     /// Allow the confirmed call; `remember` keeps "allow" for this tool in this chat.
     Approve {
+        /// Whether to keep "allow" for this tool in this chat, so later calls run without
+        /// asking. Off unless sent.
         #[serde(default)]
         remember: bool,
     },
     /// Refuse the confirmed call (`permission_denied` for the model); `remember` keeps "deny"
     /// for this tool in this chat.
     Deny {
+        /// Whether to keep "deny" for this tool in this chat, so later calls are refused
+        /// without asking. Off unless sent.
         #[serde(default)]
         remember: bool,
     },

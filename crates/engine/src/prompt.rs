@@ -303,6 +303,9 @@ pub struct BasePrompt {
     pub messages: Vec<Message>,
     /// The character who speaks this reply.
     pub speaker_id: Option<CharacterId>,
+    /// That character's name: stored as the new message's `name`, so the message keeps
+    /// saying who spoke when the character is renamed or leaves, and shown in group `speaker`
+    /// events.
     pub speaker_name: Option<String>,
     /// Whether the chat has regex groups bound (its replies' text then passes the `receive`
     /// rules when stored).

@@ -10,10 +10,13 @@ use tavo_web::AddressPolicy;
 /// The type and bounds of one setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// `true` or `false`.
     Bool,
     /// An integer in `min..=max`.
     Int {
+        /// The smallest value allowed.
         min: i64,
+        /// The largest value allowed.
         max: i64,
     },
     /// One of these strings.
@@ -21,10 +24,13 @@ pub enum Kind {
     /// A secret string of at least `min_len` characters: stored, never shown by `get` (which
     /// answers [`HIDDEN`] when it is set); [`secret`] reads it for the one door that shows it.
     Secret {
+        /// The fewest characters a value may have (16 for the MCP token), so a guessable token
+        /// is refused; spaces are refused too.
         min_len: usize,
     },
     /// Free text of at most `max_len` characters (a prompt, a name).
     Text {
+        /// The most characters a value may have; blank text is refused too.
         max_len: usize,
     },
 }
@@ -35,8 +41,12 @@ pub const HIDDEN: &str = "(set; hidden)";
 /// One documented setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SettingSpec {
+    /// The setting's dotted name, as stored and as typed (`tools.enabled`).
     pub key: &'static str,
+    /// What values it takes; `set` refuses any other.
     pub kind: Kind,
+    /// One line for the user: what it does and its default. `tavo settings` prints it beside
+    /// the value, and the server's settings API answers it with the value.
     pub about: &'static str,
 }
 
@@ -234,14 +244,22 @@ pub const JAVASCRIPT_MODES: [&str; 3] = ["off", "ask", "auto"];
 /// Why a setting was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingError {
+    /// The key is not in [`SETTINGS`] (a typo, or a setting tavo does not have). The message
+    /// lists the known keys.
     #[error("unknown setting {0:?}; known settings: {list}", list = known_keys())]
     Unknown(String),
+    /// The value does not fit the setting's [`Kind`]; nothing was stored. The message says
+    /// what the setting takes.
     #[error("{key} must be {expected}, got {got:?}")]
     Invalid {
+        /// The setting.
         key: &'static str,
+        /// What it takes, in words (`an integer from 1 to 100`).
         expected: String,
+        /// The refused value as typed; for a secret only its length, so it never shows.
         got: String,
     },
+    /// The library could not read or write the setting.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

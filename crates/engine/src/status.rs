@@ -68,10 +68,15 @@ impl ReplyStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplyRecord {
+    /// The reply's id (`rpl_` and 32 hex digits), as its events and doors name it.
     pub id: String,
+    /// The chat the reply answers in; the record is kept under this chat's key.
     pub chat_id: i64,
+    /// The message the reply writes, once it has one (absent before the prompt is built, and
+    /// for replies that store no message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<i64>,
+    /// Where the reply stands; `running` or `waiting` means it holds the chat.
     pub status: ReplyStatus,
     /// Process that runs the reply; a record of a live other process is left alone at start-up.
     #[serde(default)]
@@ -85,7 +90,9 @@ pub struct ReplyRecord {
     /// at every boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_id: Option<String>,
+    /// When the reply started (RFC 3339, UTC, milliseconds).
     pub started_at: String,
+    /// When the record last changed (its status or message), in the same form.
     pub updated_at: String,
 }
 

@@ -32,14 +32,21 @@ pub enum CallStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallSummary {
+    /// The provider's id for the call; a card's later update and its audit record carry the
+    /// same id.
     pub call_id: String,
+    /// The tool's name (`tavo_file_save`, `mcp_<server>_<tool>`).
     pub tool: String,
+    /// Where the call stands; the card is published again when this changes.
     pub status: CallStatus,
     /// The call's object in a few words (`"notes.txt"`), never the full arguments.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label: String,
+    /// The envelope's error code when the call failed (`permission_denied`, `cancelled`, ...),
+    /// so the card can say why without keeping the error's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    /// The result was cut to fit the per-result limit before the model got it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
     /// A stealth tool's card: shown live, never stored in the message.

@@ -30,8 +30,11 @@ pub use tavo_tools::ExtensionRunner;
 /// One call as the model made it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelCall {
+    /// The provider's id for the call; the tool result goes back under it.
     pub id: String,
+    /// The tool the model asked for, as it spelled it (checked against the exposed tools).
     pub name: String,
+    /// The arguments as the model gave them, parsed from JSON.
     pub arguments: Value,
     /// Set when the provider sent arguments that are not JSON (then `arguments` is the text).
     pub arguments_error: Option<String>,

@@ -9,12 +9,17 @@ use crate::protocol::Protocol;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Source {
+    /// The stable id a connection stores as its `source` (`openai`, `deepseek`, `custom`).
     pub id: &'static str,
+    /// The name shown to users (`Claude (Anthropic)`).
     pub name: &'static str,
+    /// The wire protocol the source's endpoint speaks.
     pub protocol: Protocol,
     /// `None` when the URL depends on the user's account (Azure, Cloudflare, Vertex projects)
     /// or is handed out by the service (Volink), or for Custom.
     pub base_url: Option<&'static str>,
+    /// Setup advice shown with the source (activation steps, base URL forms, fields to
+    /// replay); empty when there is nothing to say.
     pub note: &'static str,
 }
 

@@ -18,12 +18,17 @@ pub const SETTINGS_KEY: &str = "llm.connections";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Parameters {
+    /// Sampling temperature, 0 to 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Nucleus sampling mass, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Top-k sampling; not every protocol takes it (see
+    /// [`Sampling`](crate::request::Sampling)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
+    /// Reply length limit in tokens, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
     /// Streaming on/off (Tavo's advice for an empty reply: turn streaming off).
@@ -84,11 +89,18 @@ impl Parameters {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Connection {
+    /// The user's name for it, unique in the book; commands and chats pick a connection by
+    /// it.
     pub name: String,
     /// The catalogue source id (`openai`, `deepseek`, `custom`, ...).
     pub source: String,
+    /// The wire protocol to speak, which need not be the source's (an OpenAI-compatible
+    /// proxy in front of Claude, say).
     pub protocol: Protocol,
+    /// The API base without the endpoint path (`https://api.openai.com/v1`); the transport
+    /// adds the path ([`crate::transport::endpoint_url`]).
     pub base_url: String,
+    /// The provider's model id, sent as [`ChatRequest::model`].
     pub model: String,
     /// The key itself, stored with the data. Never printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +108,7 @@ pub struct Connection {
     /// Or the name of an environment variable holding it (read at request time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
+    /// This connection's parameters, over the book's [`ConnectionBook::global`] ones.
     #[serde(default)]
     pub parameters: Parameters,
 }
@@ -103,18 +116,28 @@ pub struct Connection {
 /// Problems with connections.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionError {
+    /// A value is refused; the message names the field (`parameters.topP must be ...`).
     #[error("{0}")]
     Invalid(String),
+    /// No connection has this name.
     #[error("no connection named `{0}` (see `tavo connection list`)")]
     NotFound(String),
+    /// Another connection already has this name.
     #[error("a connection named `{0}` already exists; remove it first or pick another name")]
     Exists(String),
+    /// No connection was named and the book has no default.
     #[error(
         "no default connection: add one with `tavo connection add ... --default` or set one with `tavo connection default NAME`"
     )]
     NoDefault,
+    /// The key is to come from an environment variable that is not set.
     #[error("connection `{name}`: apiKeyEnv names ${var}, which is not set")]
-    MissingEnv { name: String, var: String },
+    MissingEnv {
+        /// The connection's name.
+        name: String,
+        /// The variable its `apiKeyEnv` names.
+        var: String,
+    },
 }
 
 /// Shows the first three and last four characters of a key, or only `****` for short keys,
@@ -214,10 +237,15 @@ pub enum KeyChange {
 pub struct ConnectionPatch {
     /// A new name (the default follows a renamed default connection).
     pub name: Option<String>,
+    /// A new catalogue source id.
     pub source: Option<String>,
+    /// A new wire protocol.
     pub protocol: Option<Protocol>,
+    /// A new base URL (validated like a new connection's).
     pub base_url: Option<String>,
+    /// A new model id.
     pub model: Option<String>,
+    /// A new key, key variable, or no key; `None` keeps the current one.
     pub key: Option<KeyChange>,
     /// Parameter values to set.
     pub parameters: Parameters,
@@ -263,8 +291,10 @@ impl Parameters {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionBook {
+    /// Every connection, in the order they were added.
     #[serde(default)]
     pub connections: Vec<Connection>,
+    /// The name of the connection used when none is named ([`ConnectionBook::pick`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
     /// Global parameters, under every connection's own.

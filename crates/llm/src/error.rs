@@ -103,6 +103,7 @@ impl std::fmt::Display for ErrorKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct LlmError {
+    /// What went wrong, in terms a caller can act on (retry, fix the key, shorten the prompt).
     pub kind: ErrorKind,
     /// The provider's message (secrets scrubbed), or ours for transport failures.
     pub message: String,

@@ -32,14 +32,26 @@ pub enum FinishReason {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct Usage {
+    /// Prompt tokens (OpenAI Chat `prompt_tokens`, Responses and Anthropic `input_tokens`,
+    /// Gemini `promptTokenCount`). Anthropic's count leaves out cache reads; the others
+    /// include them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Generated tokens (OpenAI Chat `completion_tokens`, Responses and Anthropic
+    /// `output_tokens`, Gemini `candidatesTokenCount`, which leaves out the thoughts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
+    /// Tokens spent on reasoning (OpenAI `reasoning_tokens` in the completion or output token
+    /// details, Gemini `thoughtsTokenCount`). Anthropic does not report them apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+    /// Prompt tokens served from the provider's cache (OpenAI `cached_tokens`, DeepSeek
+    /// `prompt_cache_hit_tokens`, Anthropic `cache_read_input_tokens`, Gemini
+    /// `cachedContentTokenCount`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_input_tokens: Option<u64>,
+    /// The provider's own total (`total_tokens`, Gemini `totalTokenCount`); never computed
+    /// here, so `None` for Anthropic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
 }
@@ -66,30 +78,53 @@ impl Usage {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamEvent {
     /// Visible answer text.
-    TextDelta { text: String },
+    TextDelta {
+        /// The next piece of the answer, to append to what came before.
+        text: String,
+    },
     /// Reasoning (thinking) text.
-    ReasoningDelta { text: String },
+    ReasoningDelta {
+        /// The next piece of the reasoning or of its summary (Anthropic `thinking_delta`,
+        /// DeepSeek `reasoning_content`, Gemini thought parts, Responses reasoning text).
+        text: String,
+    },
     /// A completed provider-native reasoning block (signature, encrypted content, redacted
     /// thinking) to keep and replay to the same protocol.
     Native {
+        /// The block, flattened into the event (`protocol`, `value`).
         #[serde(flatten)]
         native: Native,
     },
     /// A tool call began. `index` is the call's position in this reply.
     ToolCallStart {
+        /// The call's position among this reply's calls, from 0; the later events of the
+        /// call carry the same index.
         index: usize,
+        /// The call's id (made up for Gemini calls that come without one).
         id: String,
+        /// The called tool's name.
         name: String,
     },
     /// A fragment of a tool call's JSON arguments, as the provider streamed it.
-    ToolCallDelta { index: usize, arguments: String },
+    ToolCallDelta {
+        /// The `index` of the [`StreamEvent::ToolCallStart`] this belongs to.
+        index: usize,
+        /// Raw argument text, to append; only the whole is JSON.
+        arguments: String,
+    },
     /// A completed tool call. `arguments` is parsed JSON; when the provider sent text that is
     /// not JSON it is that text as a string, and `arguments_error` says why.
     ToolCall {
+        /// The call's position among this reply's calls, as in [`StreamEvent::ToolCallStart`].
         index: usize,
+        /// The call's id, which the tool result must repeat.
         id: String,
+        /// The called tool's name.
         name: String,
+        /// The arguments: parsed JSON, `{}` when the provider sent none.
         arguments: Value,
+        /// Why the arguments are not JSON, when they are not; the call can then be answered
+        /// with an error result instead of being run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments_error: Option<String>,
         /// The provider-native call (Gemini part with `thoughtSignature`, Responses
@@ -99,25 +134,37 @@ pub enum StreamEvent {
     },
     /// Token counts (may come more than once; later values win).
     Usage {
+        /// The counts reported so far, flattened into the event; a field may be missing from
+        /// one report and present in a later one ([`Usage::merge`]).
         #[serde(flatten)]
         usage: Usage,
     },
     /// The model stopped. `raw` is the provider's own reason string.
     Finish {
+        /// The reason in canonical terms.
         reason: FinishReason,
+        /// The provider's own reason (`stop`, `end_turn`, `MAX_TOKENS`, ...), kept for
+        /// [`FinishReason::Other`] and for display.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw: Option<String>,
     },
     /// A failure: an error body, an in-band error event, or a stream that broke off.
     Error {
+        /// What went wrong, in terms a caller can act on.
         kind: ErrorKind,
+        /// The provider's message (keys scrubbed), or ours for what we found wrong ourselves
+        /// (a cut stream, a body that is not JSON).
         message: String,
+        /// When to try again, in seconds, if the provider said.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         retry_after_secs: Option<f64>,
     },
     /// Something the caller should know that is not a failure (a dropped native block, an
     /// unknown event type, a tool call left unfinished).
-    Warning { message: String },
+    Warning {
+        /// What happened, in words for a log or the UI.
+        message: String,
+    },
 }
 
 impl StreamEvent {

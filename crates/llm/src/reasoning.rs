@@ -21,9 +21,14 @@ use crate::request::{Message, Part, Role};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum InterleavedReasoning {
+    /// Send no earlier reasoning, except the signed blocks an open tool chain needs. The
+    /// default, as the mode every provider accepts.
     #[default]
     Disabled,
+    /// Send the reasoning of every tool-call turn after the latest user message.
     SinceLastUserMessage,
+    /// Send the reasoning of the tool-call turns of the still-open tool loop only; none once a
+    /// normal assistant reply closed it.
     ActiveToolChain,
 }
 

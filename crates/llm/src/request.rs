@@ -12,9 +12,16 @@ use crate::reasoning::InterleavedReasoning;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// Instructions ahead of the conversation. The OpenAI protocols send them as `system`
+    /// messages; Anthropic (`system`) and Gemini (`systemInstruction`) lift them out of the turns.
     System,
+    /// The person chatting, or text sent on their behalf. A user message may also carry tool
+    /// results, as Anthropic's user turns do.
     User,
+    /// The model's own turns (Gemini calls this role `model`).
     Assistant,
+    /// Tool results going back to the model. Only OpenAI Chat has a `tool` role; Anthropic and
+    /// Gemini send them in user turns, Responses as `function_call_output` items.
     Tool,
 }
 
@@ -27,7 +34,11 @@ pub enum Role {
 /// different protocol drops it and records a warning instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Native {
+    /// The protocol that produced `value`, and the only one it may be replayed to.
     pub protocol: Protocol,
+    /// The provider's JSON as received: a whole block, part or item, or for OpenAI Chat the
+    /// message fields (`reasoning_content`, `reasoning_details`) merged back into the
+    /// assistant message.
     pub value: Value,
 }
 
@@ -36,46 +47,82 @@ pub struct Native {
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum ImageSource {
     /// Inline bytes, base64-encoded (without a `data:` prefix).
-    Base64 { media_type: String, data: String },
+    Base64 {
+        /// The MIME type (`image/png`, `image/jpeg`, ...), sent as Anthropic `media_type`,
+        /// Gemini `mimeType` or in the OpenAI data URL.
+        media_type: String,
+        /// The image bytes in standard base64.
+        data: String,
+    },
     /// A URL the provider fetches itself (not every provider accepts one).
-    Url { url: String },
+    Url {
+        /// The image's address. Gemini receives it as `fileData.fileUri`, so there it must name
+        /// a file Gemini can read.
+        url: String,
+    },
 }
 
 /// One piece of a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
+    /// Text the user or the model wrote.
     Text {
+        /// The text, sent as is.
         text: String,
     },
+    /// An image for the model to look at. Input only: no stream event carries an image, so a
+    /// reply never contains one.
     Image {
+        /// Where the bytes come from. Flattened, so the JSON reads
+        /// `{"type": "image", "source": "base64", "media_type": ..., "data": ...}`.
         #[serde(flatten)]
         source: ImageSource,
     },
     /// Model reasoning. `text` is what a user may read (may be empty for redacted or omitted
     /// thinking); `native` is the signed block to replay.
     Reasoning {
+        /// The readable reasoning or its summary; empty when the provider redacted or omitted
+        /// it.
         #[serde(default)]
         text: String,
+        /// The block to send back. `None` for reasoning that came with nothing replayable:
+        /// it is shown to the user, and every codec leaves it out of the next request.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         native: Option<Native>,
     },
     /// A call the model asked for. `arguments` is parsed JSON (an object for every protocol).
     ToolCall {
+        /// The call's id, which the matching `ToolResult`'s `call_id` repeats. Gemini may send
+        /// a call without one; its decoder then makes one up from the part.
         id: String,
+        /// The name of the declared tool ([`ToolDecl::name`]).
         name: String,
+        /// The arguments; `{}` when the provider sent none. Text that was not JSON stays a
+        /// string (see [`crate::event::StreamEvent::ToolCall`]).
         #[serde(default = "empty_object")]
         arguments: Value,
+        /// The provider's own form of the call, replayed instead of the fields above to its
+        /// protocol: a Gemini `functionCall` part with its `thoughtSignature`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         native: Option<Native>,
     },
     /// The answer to a tool call, matched by `call_id`. `name` is needed by Gemini, which
     /// pairs results with calls by function name.
     ToolResult {
+        /// The `id` of the [`Part::ToolCall`] this answers (OpenAI `tool_call_id`, Anthropic
+        /// `tool_use_id`, Responses `call_id`).
         call_id: String,
+        /// The tool's name. May be empty: the Gemini encoder then takes it from the matching
+        /// call in the conversation.
         #[serde(default)]
         name: String,
+        /// The result as text. Gemini wants an object: a result that is a JSON object is sent
+        /// parsed, anything else is wrapped as `{"result": ...}`.
         content: String,
+        /// The tool failed and `content` says why. Sent as Anthropic `is_error`; Gemini wraps a
+        /// non-object result as `{"error": ...}` instead; the OpenAI protocols have no such
+        /// flag.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
@@ -95,7 +142,10 @@ impl Part {
 /// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who said it.
     pub role: Role,
+    /// What was said, in order. Codecs merge consecutive messages of one role where the
+    /// protocol requires alternating turns (Anthropic, Gemini).
     pub parts: Vec<Part>,
 }
 
@@ -140,9 +190,13 @@ impl Message {
 /// each provider accepts (see [`crate::schema`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDecl {
+    /// The name the model calls the tool by, echoed back in [`Part::ToolCall`].
     pub name: String,
+    /// What the tool does and when to use it, for the model. Not sent when empty.
     #[serde(default)]
     pub description: String,
+    /// The JSON Schema of the arguments (`{}` when the tool takes none). Sent as OpenAI
+    /// `parameters`, Anthropic `input_schema` or Gemini `parameters`, adapted per provider.
     #[serde(default = "empty_object")]
     pub parameters: Value,
     /// OpenAI strict mode: the provider guarantees arguments match the schema, but refuses
@@ -155,8 +209,10 @@ pub struct ToolDecl {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", tag = "mode", content = "name")]
 pub enum ToolChoice {
+    /// The model decides. This is every provider's default, so nothing is sent for it.
     #[default]
     Auto,
+    /// No tool calls, though the tools are still declared.
     None,
     /// At least one call (OpenAI `required`, Anthropic `any`, Gemini `ANY`).
     Required,
@@ -168,14 +224,25 @@ pub enum ToolChoice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Sampling {
+    /// Randomness of sampling (`temperature` everywhere). Anthropic refuses it with extended
+    /// thinking, so it is dropped there with a warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Nucleus sampling: the probability mass to sample from (`top_p`, Gemini `topP`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Sample only from the k likeliest tokens (`top_k`, Gemini `topK`). Not an OpenAI
+    /// parameter, but sent to OpenAI Chat because compatible servers honour it; Responses and
+    /// Anthropic with thinking drop it with a warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<u32>,
+    /// Limit on the reply's length, in tokens: OpenAI Chat `max_tokens` (or
+    /// `max_completion_tokens` with reasoning), Responses `max_output_tokens`, Anthropic
+    /// `max_tokens` (which is mandatory, so 4096 when unset), Gemini `maxOutputTokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// Strings that end the reply when generated (OpenAI `stop`, Anthropic `stop_sequences`,
+    /// Gemini `stopSequences`). Responses has no such parameter and drops them with a warning.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
     /// OpenAI's `frequency_penalty` / Gemini's `frequencyPenalty` (a SillyTavern preset's);
@@ -192,9 +259,13 @@ pub struct Sampling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effort {
+    /// The least reasoning: Anthropic budget 1024 tokens, Gemini 512.
     Minimal,
+    /// Anthropic budget 1024 tokens, Gemini 1024.
     Low,
+    /// Anthropic budget 4096 tokens (also its budget when no effort is given), Gemini 8192.
     Medium,
+    /// The most reasoning: Anthropic budget 16000 tokens, Gemini 24576.
     High,
 }
 
@@ -205,6 +276,8 @@ pub struct ReasoningSettings {
     /// Ask the provider for reasoning (thinking) output.
     #[serde(default)]
     pub enabled: bool,
+    /// How hard to think; only read when `enabled`. `None` leaves it to the provider (Gemini:
+    /// a dynamic budget; Anthropic: 4096 tokens, as it needs a number).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
     /// An explicit token budget; wins over `effort` where the protocol takes a budget.
@@ -219,14 +292,21 @@ pub struct ReasoningSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatRequest {
+    /// The provider's model id. Sent as `model` in the body, except for Gemini, where it is part
+    /// of the URL (`models/{model}:generateContent`).
     pub model: String,
+    /// The conversation, oldest first, system instructions included.
     pub messages: Vec<Message>,
+    /// The tools the model may call; none means a plain chat request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolDecl>,
+    /// How the model may use `tools`; ignored when there are none.
     #[serde(default)]
     pub tool_choice: ToolChoice,
+    /// Sampling parameters; only those set are sent.
     #[serde(default)]
     pub sampling: Sampling,
+    /// Whether and how hard the model should reason, and which earlier reasoning goes back.
     #[serde(default)]
     pub reasoning: ReasoningSettings,
     /// Stream the answer (SSE) rather than wait for the whole body.

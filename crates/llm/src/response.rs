@@ -13,12 +13,15 @@ pub struct ChatResponse {
     /// The assistant message: reasoning (with native blocks), text and tool calls, in the
     /// order the model produced them.
     pub message: Message,
+    /// Token counts, every `usage` event merged (later values win).
     pub usage: Usage,
+    /// Why the model stopped; `None` when the stream ended without saying (an error, a cut).
     pub finish: Option<FinishReason>,
     /// The provider's own finish reason.
     pub finish_raw: Option<String>,
     /// The first error the stream reported, if any.
     pub error: Option<(ErrorKind, String)>,
+    /// The stream's warnings in order, the request's encoding warnings first.
     pub warnings: Vec<String>,
 }
 

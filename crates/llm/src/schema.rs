@@ -52,7 +52,11 @@ const MAX_REF_DEPTH: usize = 16;
 /// The adapted schema and what was changed on the way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Adapted {
+    /// The schema to send; the input unchanged when strict mode could not be had.
     pub schema: Value,
+    /// What was dropped or changed in a way the model could notice, one sentence each naming
+    /// the path (`tools[0].parameters.properties.n: ...`). Lossless rewrites (`const` to a
+    /// one-value `enum`) and metadata such as `$schema` go silently.
     pub warnings: Vec<String>,
     /// OpenAI only: whether the schema could be made strict.
     pub strict: bool,

@@ -14,7 +14,10 @@
 /// One dispatched event. `event` is empty when the stream named none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEvent<'a> {
+    /// The `event:` field (Anthropic `content_block_delta`, Responses
+    /// `response.output_text.delta`); OpenAI Chat and Gemini send none.
     pub event: &'a str,
+    /// The `data:` lines joined with `\n`: one JSON value, or OpenAI's `[DONE]`.
     pub data: &'a str,
 }
 

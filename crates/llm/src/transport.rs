@@ -24,10 +24,14 @@ use crate::retry::{RetryPolicy, parse_retry_after};
 /// Where to send a request.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
+    /// The wire protocol: it picks the codec, the URL path and how the key is sent.
     pub protocol: Protocol,
     /// The base URL as the user gave it (`https://api.openai.com/v1`,
     /// `https://api.anthropic.com`, `https://generativelanguage.googleapis.com`).
     pub base_url: String,
+    /// The key, sent as `Authorization: Bearer` (OpenAI), `x-api-key` (Anthropic) or
+    /// `x-goog-api-key` (Gemini); `None` or empty sends none. Masked in `Debug` and scrubbed
+    /// from error messages.
     pub api_key: Option<String>,
 }
 
@@ -47,6 +51,7 @@ impl std::fmt::Debug for Endpoint {
 /// Time limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
+    /// Longest wait for the TCP and TLS connection (default 15 s).
     pub connect: Duration,
     /// From sending the request to the response headers (a reasoning model may think long
     /// before its first byte when not streaming).
@@ -99,7 +104,11 @@ pub fn endpoint_url(protocol: Protocol, base_url: &str, model: &str, stream: boo
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// When a chat request is sent again. Media requests are never retried (a generation
+    /// costs money).
     pub retry: RetryPolicy,
+    /// Time limits for every request, chat and media. `connect` is fixed when the client is
+    /// built; changing it later has no effect.
     pub timeouts: Timeouts,
 }
 

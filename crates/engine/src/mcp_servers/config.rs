@@ -47,16 +47,32 @@ fn yes() -> bool {
 /// Why a configuration is refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
+    /// The name is empty, longer than 32 characters, or holds other characters than
+    /// `a-z A-Z 0-9 _ -`. It becomes part of every tool name (`mcp_<server>_<tool>`), and
+    /// providers accept only such names, so the user picks another.
     #[error("server name {0:?} must be 1-32 characters of a-z, A-Z, 0-9, '_' or '-'")]
     BadName(String),
     #[error(
         "server {0}: give either --command (a program speaking MCP on stdio) or --url (a streamable-HTTP endpoint), not both and not neither"
     )]
+    /// The server (named) has both a command and a URL, or neither (or an empty command).
+    /// tavo must know whether to start a program or call an endpoint, so the user gives exactly
+    /// one.
     Transport(String),
+    /// A streamable-HTTP server's URL is not an `http://` or `https://` address.
     #[error("server {name}: url {url:?} must start with http:// or https://")]
-    BadUrl { name: String, url: String },
+    BadUrl {
+        /// The server.
+        name: String,
+        /// The URL as given.
+        url: String,
+    },
+    /// Adding a server under a name another server has. Names must be unique because they
+    /// prefix the tools' names.
     #[error("a server named {0} exists already; remove it first or pick another name")]
     Exists(String),
+    /// Removing, enabling or disabling a server that is not configured (a typo, or removed
+    /// already).
     #[error("there is no MCP server named {0}; `tavo mcp-server list` shows them")]
     Unknown(String),
 }
@@ -115,8 +131,11 @@ fn save(store: &Store, servers: &[McpServerConfig]) -> Result<(), StoreError> {
 /// Why a change to the server list failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ChangeError {
+    /// The change was refused: an invalid configuration, a taken name, or an unknown server.
+    /// Nothing was saved.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The library could not read or write the `mcp.servers` setting.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

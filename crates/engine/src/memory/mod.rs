@@ -64,18 +64,32 @@ Answer with a JSON array of strings only, for example [\"{{user}} is allergic to
 /// Why an extraction did not run or did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
+    /// The chat does not exist (deleted, or a wrong id).
     #[error("chat {0} not found (see `tavo list chats`)")]
     ChatNotFound(i64),
+    /// An extraction of this chat is already running in this engine (manual or automatic).
+    /// One at a time per chat, so two answers never race to write the same memory; the user
+    /// waits for it to finish.
     #[error("chat {0} already has a memory extraction running; wait for it")]
     Busy(i64),
+    /// The chat has no visible message with text in the window read, so there is nothing to
+    /// remember. Hidden and empty messages do not count.
     #[error("chat {0} has no messages to extract memories from")]
     NoMessages(i64),
+    /// The extraction's connection (the one asked for, `memory.connection`, or the default)
+    /// does not exist, there is no default, or its key is missing. Fix it with
+    /// `tavo connection`, or set `memory.connection`.
     #[error(transparent)]
     Connection(#[from] tavo_llm::connection::ConnectionError),
+    /// The library failed reading the chat or writing the memory.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The provider failed the request or answered with an error (its message). Nothing was
+    /// written; the user may try again.
     #[error("the extraction request failed: {0}")]
     Provider(String),
+    /// The memory kept changing under the write (it gave up after several merges), or store
+    /// work off the executor failed. Its text says which; trying again usually works.
     #[error("{0}")]
     Internal(String),
 }
@@ -112,8 +126,14 @@ pub struct Extraction {
 /// The memory-related settings, read once per extraction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemorySettings {
+    /// The extraction prompt template (`memory.extractionPrompt`; [`DEFAULT_PROMPT`] when unset
+    /// or blank).
     pub prompt: String,
+    /// New messages between automatic extractions (`memory.autoExtractEvery`; default
+    /// [`DEFAULT_EVERY`], 0 turns automatic extraction off).
     pub every: u64,
+    /// The connection extractions use (`memory.connection`); `None` means the default
+    /// connection.
     pub connection: Option<String>,
 }
 

@@ -48,7 +48,9 @@ pub const SWITCHES: [(&str, bool); 6] = [
 /// Whose voice: a character's or a persona's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VoiceTarget {
+    /// The character with this id (a reply's speaker).
     Character(i64),
+    /// The persona with this id (the user's side of a chat).
     Persona(i64),
 }
 
@@ -94,7 +96,9 @@ pub struct VoiceBinding {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct VoiceBindings {
+    /// Character bindings, keyed by the character's id as a string (JSON object keys).
     pub characters: BTreeMap<String, VoiceBinding>,
+    /// Persona bindings, keyed by the persona's id as a string.
     pub personas: BTreeMap<String, VoiceBinding>,
 }
 

@@ -36,22 +36,41 @@ pub use config::{VoiceBinding, VoiceBindings, VoiceSettings, VoiceTarget};
 /// Why speech did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum SpeechError {
+    /// The chat to play or stop in does not exist.
     #[error("chat {0} not found (see `tavo list chats`)")]
     ChatNotFound(i64),
+    /// The message to speak does not exist, or belongs to another chat.
     #[error("message {0} not found in this chat")]
     MessageNotFound(i64),
+    /// The character or persona whose voice was asked for does not exist (`character 12`).
     #[error("{0} not found")]
     TargetNotFound(String),
+    /// The character or persona (named) has no voice bound, so tavo does not know how it
+    /// sounds. The user binds one with `tavo tts bind` or in Settings → Voice.
     #[error("{0} has no voice binding; bind one with `tavo tts bind` or in Settings → Voice")]
     NoBinding(String),
+    /// The voice connection a binding names is not in `tts.connections`, or none was named
+    /// and there is no default one (the book's message says which).
     #[error("{0}")]
     NoConnection(String),
+    /// A value was refused: a setting that does not parse, a bad rule or voice, an empty
+    /// text. `path` lets a form mark the field.
     #[error("{path}: {problem}")]
-    Invalid { path: String, problem: String },
+    Invalid {
+        /// The field at fault (`voice`, `text`, `rules[1].regex`, `tts.bindings`).
+        path: String,
+        /// What is wrong with it, for the user.
+        problem: String,
+    },
+    /// The TTS provider failed or refused the synthesis (a bad key, a filtered text, a network
+    /// failure); its message is shown as it is.
     #[error("{}", .0.message)]
     Provider(LlmError),
+    /// The library failed reading the chat, the message or the voice settings.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The TTS cache could not be read, written or cleared, or store work off the executor
+    /// failed. Not the user's doing; the log has the cause.
     #[error("{0}")]
     Internal(String),
 }
@@ -104,12 +123,15 @@ pub struct Spoken {
     pub name: String,
     /// `/api/tts/audio/<name>`.
     pub url: String,
+    /// The audio's MIME type, from the cached file's extension (`audio/mpeg` for `.mp3`).
     pub mime: String,
+    /// The audio file's size in bytes.
     pub size: u64,
     /// Served from the cache (no provider request).
     pub cached: bool,
     /// The connection that spoke it.
     pub connection: String,
+    /// The voice id that spoke it (the binding's, else the connection's `voice` option).
     pub voice: String,
     /// The text sent to the provider (after the playback rules).
     pub text: String,
@@ -145,13 +167,20 @@ impl PlayOutcome {
 /// One play request (every door's shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlayRequest {
+    /// The chat whose open app plays the audio; its player holds the chat's queue.
     pub chat: i64,
     /// The text; `None`: the message's text (`message` must be given).
     pub text: Option<String>,
     /// Whose voice; `None`: the speaker of `message` (a bubble script's host message).
     pub voice: Option<VoiceTarget>,
+    /// The message to speak, in `chat`: its text when `text` is `None`, its speaker when
+    /// `voice` is `None`. The `play` event carries its id too.
     pub message: Option<i64>,
+    /// `true` appends to the chat's playback queue; `false` interrupts what is playing and
+    /// clears the queue first.
     pub queue: bool,
+    /// Whether the saved playback rules (narration, quotes only, code blocks, tags, regex
+    /// rules) cut the text before it is spoken; off, the text is spoken as given.
     pub apply_playback_rules: bool,
 }
 

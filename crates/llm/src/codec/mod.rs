@@ -22,7 +22,10 @@ use crate::sse::{SseEvent, SseParser};
 /// A request body ready to send, and what had to be changed or dropped to build it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
+    /// The provider's JSON body, [`ChatRequest::extras`] merged in last.
     pub body: Value,
+    /// One sentence per change, naming the field (`sampling.topK: not a Responses parameter;
+    /// not sent`); [`crate::Client::send`] puts them at the head of the stream as warnings.
     pub warnings: Vec<String>,
 }
 
@@ -30,7 +33,9 @@ pub struct Encoded {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot encode the request for {protocol}: {message}")]
 pub struct EncodeError {
+    /// The protocol being encoded to, or decoded from by [`decode_request`].
     pub protocol: Protocol,
+    /// What is wrong with the request, in words for the user.
     pub message: String,
 }
 

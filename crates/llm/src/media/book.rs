@@ -64,9 +64,14 @@ pub trait Platform:
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "P: Platform")]
 pub struct MediaConnection<P: Platform> {
+    /// The user's name for it, unique in its book; doors pick a connection by it.
     pub name: String,
+    /// The platform whose codec builds the requests.
     pub platform: P,
+    /// The API base the codec joins its path to (`{base}/images/generations`);
+    /// [`MediaConnection::new`] starts from [`Platform::default_base_url`].
     pub base_url: String,
+    /// The platform's model id (`gpt-image-1`, `nai-diffusion-4-full`, ...); never empty.
     pub model: String,
     /// The key itself, stored with the data. Never printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,17 +89,39 @@ pub struct MediaConnection<P: Platform> {
 pub enum MediaBookError {
     /// A field's value is refused: `field` is its path (`baseUrl`, `options.size`).
     #[error("{field}: {problem}")]
-    Invalid { field: String, problem: String },
+    Invalid {
+        /// The field's JSON path.
+        field: String,
+        /// What is wrong with the value, as a sentence fragment after the path.
+        problem: String,
+    },
+    /// No connection has this name.
     #[error("no connection named `{name}` (see `{command} list`)")]
-    NotFound { name: String, command: &'static str },
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// The book's CLI command ([`Platform::COMMAND`]), for the hint.
+        command: &'static str,
+    },
+    /// Another connection already has this name.
     #[error("a connection named `{0}` already exists; remove it first or pick another name")]
     Exists(String),
+    /// No connection was named and the book has no default.
     #[error(
         "no default connection: add one with `{command} add ... --default` or set one with `{command} default NAME`"
     )]
-    NoDefault { command: &'static str },
+    NoDefault {
+        /// The book's CLI command ([`Platform::COMMAND`]), for the hint.
+        command: &'static str,
+    },
+    /// The key is to come from an environment variable that is not set.
     #[error("connection `{name}`: apiKeyEnv names ${var}, which is not set")]
-    MissingEnv { name: String, var: String },
+    MissingEnv {
+        /// The connection's name.
+        name: String,
+        /// The variable its `apiKeyEnv` names.
+        var: String,
+    },
 }
 
 impl MediaBookError {
@@ -212,9 +239,14 @@ impl<P: Platform> MediaConnection<P> {
 pub struct MediaPatch<P: Platform> {
     /// A new name (the default follows a renamed default connection).
     pub name: Option<String>,
+    /// A new platform. The base URL and options are not touched, so patch them too when they
+    /// belong to the old platform.
     pub platform: Option<P>,
+    /// A new base URL (validated like a new connection's).
     pub base_url: Option<String>,
+    /// A new model id.
     pub model: Option<String>,
+    /// A new key, key variable, or no key; `None` keeps the current one.
     pub key: Option<KeyChange>,
     /// Options to set (merged over the existing ones; a `null` value removes the option).
     pub options: Map<String, Value>,
@@ -243,8 +275,10 @@ impl<P: Platform> Default for MediaPatch<P> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", bound = "P: Platform")]
 pub struct MediaBook<P: Platform> {
+    /// Every connection, in the order they were added.
     #[serde(default)]
     pub connections: Vec<MediaConnection<P>>,
+    /// The name of the connection used when none is named ([`MediaBook::pick`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
 }

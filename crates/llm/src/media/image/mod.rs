@@ -94,7 +94,9 @@ pub type ImageBook = MediaBook<ImagePlatform>;
 /// Image bytes with their MIME type.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ImageData {
+    /// The encoded image file (PNG, JPEG, WebP, GIF); pixels are never decoded.
     pub bytes: Vec<u8>,
+    /// Its MIME type (`image/png`), which picks the file extension and the data URL's type.
     pub mime: String,
 }
 
@@ -185,6 +187,7 @@ fn decode_base64(data: &str) -> Result<Vec<u8>, String> {
 /// One image to generate: the seed's `tavo_image_generate` options, reference images read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImageRequest {
+    /// What to draw, in the words the model or the user wrote.
     pub prompt: String,
     /// `"1024x1024"`.
     pub size: Option<String>,

@@ -5,6 +5,7 @@ use serde_json::Value;
 /// How the key is sent.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Auth {
+    /// No key is sent (a connection without one, such as a local server).
     None,
     /// `Authorization: Bearer <key>`.
     Bearer(String),
@@ -25,10 +26,15 @@ impl std::fmt::Debug for Auth {
 /// A multipart value.
 #[derive(Clone, PartialEq, Eq)]
 pub enum FormValue {
+    /// A text field (`prompt`, `model`, `size`).
     Text(String),
+    /// An uploaded file (a reference image for OpenAI `/images/edits`).
     File {
+        /// The name sent in `Content-Disposition` (quotes and line breaks replaced by `_`).
         filename: String,
+        /// The part's `Content-Type` (`image/png`).
         mime: String,
+        /// The file's content.
         bytes: Vec<u8>,
     },
 }
@@ -49,24 +55,31 @@ impl std::fmt::Debug for FormValue {
 /// One multipart field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormPart {
+    /// The field name (`prompt`, `image[]`); several parts may share one.
     pub name: String,
+    /// The field's text or file.
     pub value: FormValue,
 }
 
 /// A request body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WireBody {
+    /// A JSON body, sent as `application/json`.
     Json(Value),
+    /// A `multipart/form-data` body (RFC 7578), its parts in order.
     Multipart(Vec<FormPart>),
 }
 
 /// A request to send: `POST url` with the key and the body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WireRequest {
+    /// The full endpoint URL (base, path and any query).
     pub url: String,
+    /// How the key goes with the request; its `Debug` output masks the key.
     pub auth: Auth,
     /// Extra headers (`accept`).
     pub headers: Vec<(&'static str, String)>,
+    /// What is posted; the body type sets the `content-type` header.
     pub body: WireBody,
 }
 

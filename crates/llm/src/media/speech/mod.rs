@@ -89,7 +89,11 @@ pub type VoiceBook = MediaBook<VoicePlatform>;
 /// Audio bytes with their MIME type.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Audio {
+    /// The encoded audio file (MP3, WAV, Opus, ...), ready to play or store. Gemini's raw PCM
+    /// is wrapped as WAV first.
     pub bytes: Vec<u8>,
+    /// Its MIME type (`audio/mpeg`, `audio/wav`): for an answer of raw bytes, its
+    /// `content-type` when that is audio (parameters kept), else what the signature says.
     pub mime: String,
 }
 
