@@ -21,8 +21,6 @@
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
-#![warn(missing_docs)]
-
 mod control;
 pub mod describe;
 pub mod display;

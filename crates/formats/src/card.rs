@@ -225,7 +225,10 @@ fn card_name(
         }
     }
     if name.trim().is_empty() {
-        return Err(FormatError::at(path, "missing: a character card needs a name"));
+        return Err(FormatError::at(
+            path,
+            "missing: a character card needs a name",
+        ));
     }
     if name != name.trim() {
         ctx.warn(

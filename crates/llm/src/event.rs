@@ -127,8 +127,8 @@ pub enum StreamEvent {
         /// with an error result instead of being run.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         arguments_error: Option<String>,
-        /// The provider-native call (Gemini part with `thoughtSignature`, Responses
-        /// `function_call` item) to replay verbatim.
+        /// The provider-native call to replay verbatim: only Gemini's decoder sets it (the
+        /// part with its `thoughtSignature`); the other encoders rebuild calls from the fields.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         native: Option<Native>,
     },

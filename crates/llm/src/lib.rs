@@ -14,8 +14,6 @@
 //! (tool-schema adaptation), [`reasoning`] (interleaved reasoning modes), [`error`] (typed
 //! provider errors), [`retry`] and [`transport`] (HTTP), [`connection`] and [`catalogue`].
 
-#![warn(missing_docs)]
-
 pub mod catalogue;
 pub mod codec;
 pub mod connection;

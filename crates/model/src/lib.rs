@@ -5,7 +5,6 @@
 //! strings exactly, so a value serializes to the TavoJS-shaped JSON. Every type that is read from
 //! outside keeps unknown fields in a flattened `extra` map so that import → export is lossless.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod character;
 pub mod chat;

@@ -99,10 +99,20 @@ impl std::fmt::Debug for ServeConfig {
 pub enum ConfigError {
     /// The config file exists but cannot be read.
     #[error("cannot read the config file {path}: {reason}")]
-    Read { path: String, reason: String },
+    Read {
+        /// The config file, as shown to the user.
+        path: String,
+        /// The operating system's error.
+        reason: String,
+    },
     /// The config file is not valid TOML or has unknown keys.
     #[error("invalid config file {path}: {reason}")]
-    Parse { path: String, reason: String },
+    Parse {
+        /// The config file, as shown to the user.
+        path: String,
+        /// The TOML parser's message, which names the line and column.
+        reason: String,
+    },
     /// `addr` is not `host:port`.
     #[error(
         "invalid address {0:?} (from --addr, TAVO_ADDR or `addr` in the config file): \

@@ -16,6 +16,7 @@ pub const TRIM_DELAY: Duration = Duration::from_millis(500);
 
 /// Returns free heap pages to the operating system; `true` when some were returned. Only
 /// glibc keeps freed memory this way; elsewhere this does nothing.
+#[allow(unsafe_code)] // FFI: the one unsafe call of the server (see Cargo.toml's lints).
 pub fn release_free_memory() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

@@ -88,10 +88,15 @@ asset_impl!(Chat, Chat, tavo_model::ChatId);
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetSummary {
+    /// The row id: the raw integer of the kind's typed id.
     pub id: i64,
+    /// The display name, from the indexed `name` column.
     pub name: String,
+    /// Starts at 1 and grows with every write; pass it back to update without a conflict.
     pub revision: u64,
+    /// When the asset was first stored, RFC 3339 UTC.
     pub created_at: String,
+    /// When the asset was last written, RFC 3339 UTC.
     pub updated_at: String,
     /// Character and persona avatar path, as TavoJS `all()` shows it.
     #[serde(skip_serializing_if = "Option::is_none")]

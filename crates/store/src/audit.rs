@@ -15,6 +15,7 @@ pub const AUDIT_CAPACITY: i64 = 10_000;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
+    /// Grows with every entry, so a newer entry has a larger id; pass it as `before` to page on.
     pub id: i64,
     /// RFC 3339 UTC.
     pub at: String,

@@ -13,7 +13,9 @@ use crate::store::Tx;
 /// An image and its MIME type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Avatar {
+    /// The image's type (`image/png`, …), served as its `Content-Type`.
     pub mime_type: String,
+    /// The image exactly as it was imported or uploaded, so an export can embed the card in it.
     pub bytes: Vec<u8>,
 }
 

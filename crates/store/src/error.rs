@@ -12,8 +12,11 @@ pub enum StoreError {
     /// The data directory or a file below it could not be read or written.
     #[error("{action} {}: {source}", path.display())]
     Io {
+        /// What the store was doing (`cannot read`, `cannot write`, …); starts the message.
         action: &'static str,
+        /// The file or directory it was doing it to.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -26,30 +29,51 @@ pub enum StoreError {
     /// A stored JSON document could not be read back, or a value could not be serialised.
     #[error("invalid JSON in {what}: {source}")]
     Json {
+        /// Which document (`character 12`, `variable "hp"`, …).
         what: String,
+        /// serde_json's error, with the line and column.
         #[source]
         source: serde_json::Error,
     },
     /// The object does not exist (or no longer exists).
     #[error("{kind} {id} not found")]
-    NotFound { kind: &'static str, id: String },
+    NotFound {
+        /// What kind of object (`character`, `chat`, `message`, …).
+        kind: &'static str,
+        /// The id that was asked for, as text so any id type fits.
+        id: String,
+    },
     /// Optimistic concurrency: someone else wrote the object since the caller read it.
     #[error(
         "{kind} {id} was changed by someone else (expected revision {expected}, now {actual}); \
          reload it and apply your change again"
     )]
     Conflict {
+        /// What kind of object (`character`, `message`, `memory`, …).
         kind: &'static str,
+        /// The object's id; for `memory`, the chat's.
         id: i64,
+        /// The revision the caller read and named in its write.
         expected: i64,
+        /// The revision the object has now.
         actual: i64,
     },
     /// A file name broke the naming rules (`/ \ :` and `..` are forbidden).
     #[error("invalid file name {name:?}: {reason}")]
-    InvalidFileName { name: String, reason: &'static str },
+    InvalidFileName {
+        /// The name as the caller gave it.
+        name: String,
+        /// The rule it broke, as a sentence for the user.
+        reason: &'static str,
+    },
     /// A variable path is empty or has an empty segment.
     #[error("invalid variable path {path:?}: {reason}")]
-    InvalidPath { path: String, reason: &'static str },
+    InvalidPath {
+        /// The path as the caller gave it.
+        path: String,
+        /// What is wrong with it, as a sentence for the user.
+        reason: &'static str,
+    },
     /// Any other argument the caller can fix; the message names the field.
     #[error("{0}")]
     InvalidArgument(String),

@@ -52,6 +52,7 @@ impl FileScope {
 pub struct FileEntry {
     /// The virtual path (`files/chat/cat.png`), usable as an `<img src>`.
     pub path: String,
+    /// The file name alone, without the scope's directory.
     pub name: String,
     /// Size in bytes.
     pub size: u64,
@@ -65,6 +66,7 @@ pub struct FileEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FilePage {
+    /// The files of this page, sorted by name (byte order).
     pub files: Vec<FileEntry>,
     /// Pass back to continue after the last file of this page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]

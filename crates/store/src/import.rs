@@ -21,6 +21,7 @@ use crate::store::Tx;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChatImportResult {
+    /// The chat the import created.
     pub chat_id: ChatId,
     /// The library characters the chat was matched to, by name.
     pub characters: Vec<CharacterSummary>,
@@ -49,6 +50,7 @@ pub struct CardBindings {
 /// A character and everything an export writes into its card.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CharacterExport {
+    /// The character as stored.
     pub character: Character,
     /// The card image (a PNG export embeds the card into it).
     pub avatar: Option<Avatar>,

@@ -102,6 +102,7 @@ pub fn stored_zip(name: &str, data: &[u8]) -> Vec<u8> {
 /// One request the mock received.
 #[derive(Debug, Clone)]
 pub struct ImageRequestSeen {
+    /// The HTTP method (`POST`, or `GET` for a result fetched by URL).
     pub method: String,
     /// Path and query.
     pub path: String,

@@ -9,7 +9,9 @@ pub struct ScriptCall {
     /// The call id; generated (`call_<turn>_<n>`) when absent.
     #[serde(default)]
     pub id: Option<String>,
+    /// The tool to call.
     pub name: String,
+    /// The arguments: sent as an object to Anthropic and Gemini, as a JSON string to OpenAI.
     #[serde(default)]
     pub arguments: Value,
 }
@@ -18,7 +20,9 @@ pub struct ScriptCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScriptError {
+    /// The HTTP status of the answer.
     pub status: u16,
+    /// The message inside the protocol's own error body.
     pub message: String,
     /// Sent as the `retry-after` header (seconds).
     #[serde(default)]
@@ -36,8 +40,11 @@ pub struct Turn {
     /// (on the first function call, or on the last text part), Responses `encrypted_content`,
     /// OpenRouter `reasoning_details[].signature`.
     pub signature: Option<String>,
+    /// The answer's text, streamed in pieces of [`Turn::chunk`] characters.
     pub text: Option<String>,
+    /// Tool calls after the text, in order.
     pub tool_calls: Vec<ScriptCall>,
+    /// Answer with this HTTP error instead; the other fields are then ignored.
     pub error: Option<ScriptError>,
     /// Cut the connection after this many SSE events (a mid-stream failure).
     pub fail_after: Option<usize>,
@@ -110,6 +117,8 @@ impl Turn {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Script {
+    /// The answers, one per generation request, in order; a request past the end gets a 500
+    /// unless [`Script::repeat_last`].
     pub turns: Vec<Turn>,
     /// Keep answering with the last turn once the script is used up (load tests).
     #[serde(default)]

@@ -22,11 +22,15 @@ use crate::script::{Script, Turn};
 /// One request the mock received.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecordedRequest {
+    /// Path and query.
     pub path: String,
+    /// The protocol the path names; `None` for a path the mock does not serve (answered 404).
     pub protocol: Option<Wire>,
+    /// Whether a stream was asked for: `"stream": true` in the body, or Gemini's stream path.
     pub stream: bool,
     /// Header names are lower-case.
     pub headers: BTreeMap<String, String>,
+    /// The JSON body; a body that is not JSON is kept as a JSON string.
     pub body: Value,
 }
 

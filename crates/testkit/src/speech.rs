@@ -27,11 +27,13 @@ pub const PCM_BASE64: &str = "AADoA9AH6AMAABj8MPgY/A==";
 /// One request the mock received.
 #[derive(Debug, Clone)]
 pub struct SpeechRequestSeen {
+    /// The HTTP method.
     pub method: String,
     /// Path and query.
     pub path: String,
     /// Lower-case names.
     pub headers: BTreeMap<String, String>,
+    /// The JSON body (`Null` when it is not JSON).
     pub body: Value,
 }
 

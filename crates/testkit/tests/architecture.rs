@@ -200,3 +200,108 @@ fn no_room_depends_on_what_architecture_md_rules_out() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// The longest a function of shipped code may be, in lines (signature to closing brace). A
+/// longer one usually holds several concepts (STYLE: "a function over ~150 lines is usually
+/// two"); split it along them.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// Every function of every crate's `src/` (unit tests after `#[cfg(test)]` aside) fits in
+/// [`MAX_FUNCTION_LINES`]. The code is rustfmt-formatted, so a function ends at the first
+/// line that is its own indentation followed by `}`.
+#[test]
+fn no_function_of_shipped_code_is_over_150_lines() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(&crates).expect("crates/") {
+        let src = krate.expect("entry").path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    assert!(files.len() > 100, "found only {} source files", files.len());
+    let mut long = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("read a source file");
+        long.extend(
+            long_functions(&text)
+                .into_iter()
+                .map(|(line, name, n)| format!("{}:{line} fn {name}: {n} lines", path.display())),
+        );
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read a source folder") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `(line, name, length)` of each function over the limit, before the file's `#[cfg(test)]`.
+fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let end_of_code = lines
+        .iter()
+        .position(|l| l.trim() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end_of_code].iter().enumerate() {
+        let Some((indent, name)) = function_start(line) else {
+            continue;
+        };
+        if line.trim_end().ends_with('}') || line.trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) else {
+            continue;
+        };
+        if end + 1 > MAX_FUNCTION_LINES {
+            out.push((i + 1, name, end + 1));
+        }
+    }
+    out
+}
+
+/// The indentation and name of a line that starts a function (`pub(crate) async fn name`).
+fn function_start(line: &str) -> Option<(&str, String)> {
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    let mut rest = body;
+    for prefix in ["pub(crate) ", "pub(super) ", "pub "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    for prefix in ["const ", "async ", "unsafe "] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let name: String = rest
+        .strip_prefix("fn ")?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some((indent, name))
+}
+
+#[test]
+fn the_function_length_check_sees_a_long_function_and_its_end() {
+    let long = format!(
+        "fn short() {{\n    1;\n}}\n\npub(crate) async fn long() {{\n{}}}\n",
+        "    x();\n".repeat(MAX_FUNCTION_LINES)
+    );
+    assert_eq!(
+        long_functions(&long),
+        vec![(5, "long".to_owned(), MAX_FUNCTION_LINES + 2)]
+    );
+    let tests_only = format!("#[cfg(test)]\n{long}");
+    assert!(long_functions(&tests_only).is_empty());
+}

@@ -33,6 +33,28 @@ pub use config::McpServerConfig;
 
 /// How long a server may take to start and list its tools.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Why a server did not start; its text is the server's `lastError` in the status.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("cannot start {command}: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("the MCP handshake{with} failed: {reason}")]
+    Handshake { with: String, reason: String },
+    #[error("header {0:?} is not a valid name")]
+    HeaderName(String),
+    #[error("header {0} has an invalid value")]
+    HeaderValue(String),
+    #[error("neither a command nor a url is configured")]
+    NotConfigured,
+    #[error("tools/list failed: {0}")]
+    ListTools(String),
+    #[error("did not start and list its tools within {0}s")]
+    Timeout(u64),
+}
 /// The longest wait between two restarts of a failing server.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -181,10 +203,7 @@ impl McpServers {
         let outcome = match result {
             Ok(Ok(pair)) => Ok(pair),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(format!(
-                "did not start and list its tools within {}s",
-                START_TIMEOUT.as_secs()
-            )),
+            Err(_) => Err(StartError::Timeout(START_TIMEOUT.as_secs())),
         };
         let source = ExtensionSource::Mcp {
             server: config.name.clone(),
@@ -214,12 +233,12 @@ impl McpServers {
                 entry.failures += 1;
                 entry.retry_at = Some(Instant::now() + backoff(entry.failures));
                 tracing::warn!(server = %config.name, error = %e, "MCP server failed");
-                entry.last_error = Some(e);
+                entry.last_error = Some(e.to_string());
             }
         }
     }
 
-    async fn open(&self, config: &McpServerConfig) -> Result<(Client, Vec<Tool>), String> {
+    async fn open(&self, config: &McpServerConfig) -> Result<(Client, Vec<Tool>), StartError> {
         let watcher = Watcher {
             server: config.name.clone(),
             manager: Arc::downgrade(&self.shared),
@@ -230,20 +249,26 @@ impl McpServers {
             let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::null())
                 .spawn()
-                .map_err(|e| format!("cannot start {command}: {e}"))?;
+                .map_err(|source| StartError::Spawn {
+                    command: command.clone(),
+                    source,
+                })?;
             watcher
                 .serve(transport)
                 .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?
+                .map_err(|e| StartError::Handshake {
+                    with: String::new(),
+                    reason: e.to_string(),
+                })?
         } else if let Some(url) = &config.url {
             use rmcp::transport::StreamableHttpClientTransport;
             use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
             let mut headers = HashMap::new();
             for (k, v) in &config.headers {
                 let name = http::HeaderName::from_bytes(k.as_bytes())
-                    .map_err(|_| format!("header {k:?} is not a valid name"))?;
+                    .map_err(|_| StartError::HeaderName(k.clone()))?;
                 let value = http::HeaderValue::from_str(v)
-                    .map_err(|_| format!("header {k} has an invalid value"))?;
+                    .map_err(|_| StartError::HeaderValue(k.clone()))?;
                 headers.insert(name, value);
             }
             let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -252,14 +277,17 @@ impl McpServers {
             watcher
                 .serve(transport)
                 .await
-                .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?
+                .map_err(|e| StartError::Handshake {
+                    with: format!(" with {url}"),
+                    reason: e.to_string(),
+                })?
         } else {
-            return Err("neither a command nor a url is configured".into());
+            return Err(StartError::NotConfigured);
         };
         let tools = client
             .list_all_tools()
             .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+            .map_err(|e| StartError::ListTools(e.to_string()))?;
         Ok((client, tools))
     }
 

@@ -456,10 +456,9 @@ fn slider(r: &Element<'_>) -> Result<SettingsElement, PluginError> {
 
 /// An `info` line: its `text`, and an `icon` of `info` or `warning`.
 fn info(r: &Element<'_>) -> Result<SettingsElement, PluginError> {
-    let text = r
-        .o
-        .get("text")
-        .ok_or_else(|| PluginError::field(r.path("text"), "is required"))?;
+    let text =
+        r.o.get("text")
+            .ok_or_else(|| PluginError::field(r.path("text"), "is required"))?;
     let icon = match r.o.get("icon") {
         None => None,
         Some(Value::String(s)) if s == "info" || s == "warning" => Some(s.clone()),

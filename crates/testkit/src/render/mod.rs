@@ -13,9 +13,13 @@ use crate::script::Turn;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Wire {
+    /// OpenAI Chat Completions: a path ending in `/chat/completions`.
     OpenaiChat,
+    /// OpenAI Responses: a path ending in `/responses`.
     OpenaiResponses,
+    /// Anthropic Messages: a path ending in `/messages`.
     Anthropic,
+    /// Gemini: `:generateContent`, or `:streamGenerateContent` for a stream.
     Gemini,
 }
 
@@ -42,7 +46,10 @@ impl Wire {
 /// One SSE event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
+    /// The `event:` line; only the protocols that name their events (Anthropic, Responses)
+    /// have one.
     pub event: Option<String>,
+    /// The `data:` line: one JSON value on one line.
     pub data: String,
 }
 
@@ -81,15 +88,21 @@ impl Frame {
 /// A streamed answer: the frames, and the closing frames a truncated stream leaves out.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Frames {
+    /// The frames every stream of the turn sends.
     pub body: Vec<Frame>,
+    /// The protocol's closing frames (`[DONE]`, `message_stop`, …), left out when the turn
+    /// asks for [`Turn::truncate`].
     pub tail: Vec<Frame>,
 }
 
 /// What a renderer needs besides the turn.
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
+    /// The scripted answer to render.
     pub turn: &'a Turn,
+    /// The turn's index in the script, from 0; it makes the answer's ids unique.
     pub turn_no: usize,
+    /// The model the request named (`mock` when it named none), echoed in the answer.
     pub model: &'a str,
 }
 

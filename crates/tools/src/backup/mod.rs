@@ -34,9 +34,11 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const EXTENSION: &str = "tavobackup";
 /// Library trees (directories under the data directory) a backup carries.
 pub const TREES: [&str; 2] = ["files", "plugins"];
-/// Entry names inside the zip.
+/// The zip entry that holds the [`Manifest`]; restore reads it before anything else.
 pub const MANIFEST_ENTRY: &str = "manifest.json";
+/// The zip entry that holds the database snapshot, secrets taken out.
 pub const DATABASE_ENTRY: &str = "tavo.db";
+/// The zip entry that holds the sealed secrets; present only in a backup made with keys.
 pub const KEYS_ENTRY: &str = "keys.bin";
 
 /// The program version written into manifests.
@@ -56,11 +58,13 @@ pub struct Manifest {
     pub schema_version: i64,
     /// RFC 3339 time the snapshot was taken.
     pub created_at: String,
-    /// The database entry's size and SHA-256 (hex).
+    /// The database entry's size in bytes.
     pub database_bytes: u64,
+    /// The database entry's SHA-256 (hex); restore compares it before it swaps anything in.
     pub database_sha256: String,
-    /// Files of the library trees, and their bytes.
+    /// How many files of the library trees the backup holds.
     pub files: u64,
+    /// Those files' total size in bytes, uncompressed.
     pub file_bytes: u64,
     /// Row counts for people reading the manifest (`chats`, `messages`, `characters`, …).
     #[serde(default)]
@@ -89,7 +93,11 @@ pub enum BackupError {
         "this backup was written by a newer tavo ({what}); this program ({APP_VERSION}, schema {schema}) cannot restore it — update tavo first",
         schema = tavo_store::schema_version()
     )]
-    Newer { what: String },
+    Newer {
+        /// What is newer, with the backup's number (`backup format 2`, `version 0.3.0`,
+        /// `schema 9`).
+        what: String,
+    },
     /// Missing or wrong passphrase.
     #[error("{0}")]
     Passphrase(String),

@@ -145,12 +145,15 @@ pub fn put_back(value: &mut Value, secret: &Secret) {
 pub struct Sealing {
     /// `argon2id`.
     pub kdf: String,
-    /// Argon2 memory in KiB, passes, lanes.
+    /// Argon2 memory cost in KiB.
     pub memory_kib: u32,
+    /// Argon2 passes over the memory (time cost).
     pub passes: u32,
+    /// Argon2 lanes (parallelism).
     pub lanes: u32,
-    /// Base64 salt and nonce.
+    /// The Argon2 salt, 16 random bytes, base64.
     pub salt: String,
+    /// The cipher's nonce, 24 random bytes, base64.
     pub nonce: String,
     /// `xchacha20poly1305`.
     pub cipher: String,

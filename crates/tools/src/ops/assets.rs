@@ -115,6 +115,16 @@ struct Names {
 }
 
 fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), SchemaError> {
+    register_reads::<A>(r, &n)?;
+    register_writes::<A>(r, &n)?;
+    if let Some(import) = n.import {
+        register_import(r, &n, import)?;
+    }
+    Ok(())
+}
+
+/// List, get and find: reads the model may run without asking.
+fn register_reads<A: LibraryAsset>(r: &mut Registry, n: &Names) -> Result<(), SchemaError> {
     let kind = A::KIND;
     let label = A::LABEL;
     let noun = n.noun;
@@ -178,6 +188,16 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
             .await
         },
     )?;
+    Ok(())
+}
+
+/// Create, update and delete, through the library's one write path
+/// ([`crate::assets::create_asset`], [`crate::assets::update_asset`]).
+fn register_writes<A: LibraryAsset>(r: &mut Registry, n: &Names) -> Result<(), SchemaError> {
+    let kind = A::KIND;
+    let label = A::LABEL;
+    let noun = n.noun;
+    let kw = n.keywords;
     let required = std::iter::once("name")
         .chain(A::CREATE_REQUIRES.iter().copied())
         .collect::<Vec<_>>()
@@ -244,35 +264,44 @@ fn register_ns<A: LibraryAsset>(r: &mut Registry, n: Names) -> Result<(), Schema
             .await
         },
     )?;
-    if let Some((name, safety, field, import_kind)) = n.import {
-        let what = match import_kind {
-            AssetKind::Character => {
-                "A character card: CCv3 {spec, data}, CCv2, bare card data, or a SillyTavern character."
-            }
-            AssetKind::Preset => {
-                "A SillyTavern chat-completion preset (prompts, prompt_order, …); name optional."
-            }
-            AssetKind::Lorebook => {
-                "A lorebook: CCv3 character_book / lorebook_v3, SillyTavern World Info, or Tavo native."
-            }
-            _ => {
-                "SillyTavern regex scripts: {name?, entries: [{scriptName, findRegex, replaceString, placement, …}]}."
-            }
-        };
-        r.add_raw(
-            OpSpec::described(
-                name,
-                safety,
-                format!("Import a {noun} from an outside format. {what}"),
-            )
-            .keywords(kw),
-            open_schema(field, what),
-            handler(move |mut args: Value, store: Store| {
-                let obj = object_arg(&mut args, field)?;
-                import_one(&store, Value::Object(obj), field, import_kind)
-            }),
-        )?;
-    }
+    Ok(())
+}
+
+/// The `*_import` tool of a kind that has one: an outside format in, through the import every
+/// door shares.
+fn register_import(
+    r: &mut Registry,
+    n: &Names,
+    (name, safety, field, import_kind): (&'static str, Safety, &'static str, AssetKind),
+) -> Result<(), SchemaError> {
+    let (noun, kw) = (n.noun, n.keywords);
+    let what = match import_kind {
+        AssetKind::Character => {
+            "A character card: CCv3 {spec, data}, CCv2, bare card data, or a SillyTavern character."
+        }
+        AssetKind::Preset => {
+            "A SillyTavern chat-completion preset (prompts, prompt_order, …); name optional."
+        }
+        AssetKind::Lorebook => {
+            "A lorebook: CCv3 character_book / lorebook_v3, SillyTavern World Info, or Tavo native."
+        }
+        _ => {
+            "SillyTavern regex scripts: {name?, entries: [{scriptName, findRegex, replaceString, placement, …}]}."
+        }
+    };
+    r.add_raw(
+        OpSpec::described(
+            name,
+            safety,
+            format!("Import a {noun} from an outside format. {what}"),
+        )
+        .keywords(kw),
+        open_schema(field, what),
+        handler(move |mut args: Value, store: Store| {
+            let obj = object_arg(&mut args, field)?;
+            import_one(&store, Value::Object(obj), field, import_kind)
+        }),
+    )?;
     Ok(())
 }
 
