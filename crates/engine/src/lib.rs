@@ -21,6 +21,7 @@
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
+pub mod connections;
 mod control;
 pub mod describe;
 pub mod display;

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use tavo_llm::connection::{ConnectionPatch, KeyChange, SETTINGS_KEY};
+use tavo_engine::connections;
+use tavo_llm::connection::{ConnectionError, ConnectionPatch, KeyChange};
 use tavo_llm::{
     ChatRequest, Client, Connection, ConnectionBook, Endpoint, Message, Parameters, Protocol, Role,
 };
@@ -178,16 +179,15 @@ enum ConnectionCommand {
 }
 
 fn load(store: &Store) -> anyhow::Result<ConnectionBook> {
-    let value = store
-        .setting_get(SETTINGS_KEY)
-        .with_context(|| format!("reading setting `{SETTINGS_KEY}`"))?;
-    Ok(ConnectionBook::from_setting(value)?)
+    Ok(connections::book(store)?)
 }
 
-fn save(store: &Store, book: &ConnectionBook) -> anyhow::Result<()> {
-    store
-        .setting_set(SETTINGS_KEY, &book.to_setting())
-        .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))
+/// One change to the book, in one transaction (the path `/api/connections` takes too).
+fn change<T>(
+    store: &Store,
+    f: impl FnOnce(&mut ConnectionBook) -> Result<T, ConnectionError>,
+) -> anyhow::Result<T> {
+    Ok(connections::change_book(store, f)?.0)
 }
 
 fn open(ctx: &Context) -> anyhow::Result<Store> {
@@ -253,17 +253,11 @@ pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
         }
         ConnectionCommand::Remove { name } => {
-            let store = open(ctx)?;
-            let mut book = load(&store)?;
-            book.remove(&name)?;
-            save(&store, &book)?;
+            change(&open(ctx)?, |book| book.remove(&name).map(drop))?;
             eprintln!("removed connection `{name}`");
         }
         ConnectionCommand::Default { name } => {
-            let store = open(ctx)?;
-            let mut book = load(&store)?;
-            book.set_default(&name)?;
-            save(&store, &book)?;
+            change(&open(ctx)?, |book| book.set_default(&name))?;
             eprintln!("`{name}` is now the default connection");
         }
         ConnectionCommand::Test { name, json } => return test(ctx, name.as_deref(), json),
@@ -292,7 +286,7 @@ pub fn run(args: ConnectionArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `tavo connection add`.
+/// `tavo connection add`: one transaction, like every change to the book.
 fn add(args: AddArgs, ctx: &Context) -> anyhow::Result<()> {
     let AddArgs {
         name,
@@ -330,12 +324,9 @@ fn add(args: AddArgs, ctx: &Context) -> anyhow::Result<()> {
         api_key_env,
         parameters: params.into_parameters(),
     };
-    let store = open(ctx)?;
-    let mut book = load(&store)?;
     let shown = conn.masked();
     let name = conn.name.clone();
-    book.add(conn, default)?;
-    save(&store, &book)?;
+    change(&open(ctx)?, |book| book.add(conn, default))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&shown)?);
     } else {
@@ -384,25 +375,11 @@ fn update(args: UpdateArgs, ctx: &Context) -> anyhow::Result<()> {
         unset,
         make_default: default,
     };
-    let store = open(ctx)?;
-    // Read, change and write the book in one transaction, so a `tavo serve` writing
-    // it at the same time loses nothing.
-    let updated = store
-        .write(|tx| {
-            let book = tx.setting_get(SETTINGS_KEY)?;
-            let mut book = match ConnectionBook::from_setting(book) {
-                Ok(book) => book,
-                Err(e) => return Ok(Err(e)),
-            };
-            let shown = match book.update(&name, patch) {
-                Ok(c) => (c.name.clone(), c.masked()),
-                Err(e) => return Ok(Err(e)),
-            };
-            tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
-            Ok(Ok(shown))
-        })
-        .with_context(|| format!("writing setting `{SETTINGS_KEY}`"))?;
-    let (name, shown) = updated?;
+    // One transaction, so a `tavo serve` writing the book at the same time loses nothing.
+    let (name, shown) = change(&open(ctx)?, |book| {
+        book.update(&name, patch)
+            .map(|c| (c.name.clone(), c.masked()))
+    })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&shown)?);
     } else {

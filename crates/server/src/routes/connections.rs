@@ -3,18 +3,17 @@
 //! returned — every answer masks it (`sk-…cdef`), and a replace without `apiKey` keeps the
 //! stored key, since the client never saw it.
 //!
-//! Every change is one read-modify-write transaction, so two clients adding connections at the
-//! same moment both land.
+//! Every change is one read-modify-write transaction (`tavo_engine::connections`, the path
+//! `tavo connection` takes too), so two clients adding connections at the same moment both land.
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tavo_engine::connections::{self, BookError};
 use tavo_llm::connection::ConnectionError;
-use tavo_llm::connection::SETTINGS_KEY;
 use tavo_llm::{Connection, ConnectionBook};
-use tavo_store::Tx;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -28,8 +27,11 @@ fn masked(book: &ConnectionBook) -> Value {
     })
 }
 
-fn load(tx: &Tx<'_>) -> ApiResult<ConnectionBook> {
-    ConnectionBook::from_setting(tx.setting_get(SETTINGS_KEY)?).map_err(conn_error)
+fn book_error(e: BookError) -> ApiError {
+    match e {
+        BookError::Store(s) => s.into(),
+        BookError::Connection(c) => conn_error(c),
+    }
 }
 
 fn conn_error(e: ConnectionError) -> ApiError {
@@ -47,24 +49,10 @@ fn conn_error(e: ConnectionError) -> ApiError {
 /// Runs a change to the book in one transaction and answers the masked book.
 async fn change(
     state: &AppState,
-    f: impl FnOnce(&mut ConnectionBook) -> ApiResult<()> + Send + 'static,
+    f: impl FnOnce(&mut ConnectionBook) -> Result<(), ConnectionError> + Send + 'static,
 ) -> ApiResult<Json<Value>> {
-    let book = state
-        .blocking_api(move |store| {
-            // The inner result is the API's verdict; nothing is written when it is an error,
-            // so committing the (empty) transaction then is harmless.
-            store.write(|tx| {
-                let mut book = match load(tx) {
-                    Ok(book) => book,
-                    Err(e) => return Ok(Err(e)),
-                };
-                if let Err(e) = f(&mut book) {
-                    return Ok(Err(e));
-                }
-                tx.setting_set(SETTINGS_KEY, &book.to_setting())?;
-                Ok(Ok(book))
-            })?
-        })
+    let ((), book) = state
+        .blocking_api(move |store| connections::change_book(store, f).map_err(book_error))
         .await?;
     state.hub.library("connection", "updated", None);
     Ok(Json(masked(&book)))
@@ -75,7 +63,7 @@ async fn change(
     responses((status = 200, description = "`{connections, default, global}`; keys masked", body = Object)))]
 pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     let book = state
-        .blocking_api(|store| store.read(|tx| Ok(load(tx))).map_err(ApiError::from)?)
+        .blocking_api(|store| connections::book(store).map_err(book_error))
         .await?;
     Ok(Json(masked(&book)))
 }
@@ -103,10 +91,7 @@ pub async fn add(
     State(state): State<AppState>,
     Json(new): Json<NewConnection>,
 ) -> ApiResult<Json<Value>> {
-    change(&state, move |book| {
-        book.add(new.connection, new.default).map_err(conn_error)
-    })
-    .await
+    change(&state, move |book| book.add(new.connection, new.default)).await
 }
 
 /// Replaces a connection. Without `apiKey` the stored key is kept; `"apiKey": ""` removes it.
@@ -122,14 +107,14 @@ pub async fn replace(
     Json(mut new): Json<NewConnection>,
 ) -> ApiResult<Json<Value>> {
     change(&state, move |book| {
-        let old = book.remove(&name).map_err(conn_error)?;
+        let old = book.remove(&name)?;
         match new.connection.api_key.as_deref() {
             None => new.connection.api_key = old.api_key,
             Some("") => new.connection.api_key = None,
             Some(_) => {}
         }
         // `add` makes it the default again when it was (removing it left no default).
-        book.add(new.connection, new.default).map_err(conn_error)
+        book.add(new.connection, new.default)
     })
     .await
 }
@@ -143,10 +128,7 @@ pub async fn remove(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    change(&state, move |book| {
-        book.remove(&name).map(|_| ()).map_err(conn_error)
-    })
-    .await
+    change(&state, move |book| book.remove(&name).map(drop)).await
 }
 
 /// Makes a connection the default.
@@ -158,10 +140,7 @@ pub async fn make_default(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    change(&state, move |book| {
-        book.set_default(&name).map_err(conn_error)
-    })
-    .await
+    change(&state, move |book| book.set_default(&name)).await
 }
 
 /// The provider catalogue (`tavo connection sources`): `[{id, name, protocol, baseUrl, note}]`,
