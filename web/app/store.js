@@ -150,13 +150,11 @@ export async function createPersona(fields) {
   return /** @type {number} */ (answer.id);
 }
 
-/** Makes one persona the default (`active`); each write carries the revision it read. @param {number} id */
+/** Makes one persona the default (`active`): the library keeps one default, so the others stop
+ * being it. The write carries the revision it read. @param {number} id */
 export async function setDefaultPersona(id) {
-  for (const p of personas.value || []) {
-    const full = await get(`/api/library/persona/${p.id}`);
-    const active = p.id === id;
-    if (!!full.active !== active) await put(`/api/library/persona/${p.id}`, { ...full, active });
-  }
+  const full = await get(`/api/library/persona/${id}`);
+  if (!full.active) await put(`/api/library/persona/${id}`, { ...full, active: true });
   await loadPersonas();
 }
 

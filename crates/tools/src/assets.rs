@@ -404,7 +404,14 @@ pub fn create_asset(
 ) -> Result<i64, ToolError> {
     match kind {
         AssetKind::Character => create_one::<Character>(store, obj),
-        AssetKind::Persona => create_one::<Persona>(store, obj),
+        AssetKind::Persona => {
+            let default = makes_default(&obj);
+            let id = create_one::<Persona>(store, obj)?;
+            if default {
+                keep_one_default_persona(store, id)?;
+            }
+            Ok(id)
+        }
         AssetKind::Preset => create_one::<Preset>(store, obj),
         AssetKind::Lorebook => create_one::<Lorebook>(store, obj),
         AssetKind::Regex => create_one::<RegexGroup>(store, obj),
@@ -421,7 +428,14 @@ pub fn update_asset(
 ) -> Result<(i64, u64), ToolError> {
     match kind {
         AssetKind::Character => update_one::<Character>(store, patch),
-        AssetKind::Persona => update_one::<Persona>(store, patch),
+        AssetKind::Persona => {
+            let default = makes_default(&patch);
+            let written = update_one::<Persona>(store, patch)?;
+            if default {
+                keep_one_default_persona(store, written.0)?;
+            }
+            Ok(written)
+        }
         AssetKind::Preset => update_one::<Preset>(store, patch),
         AssetKind::Lorebook => update_one::<Lorebook>(store, patch),
         AssetKind::Regex => update_one::<RegexGroup>(store, patch),
@@ -439,7 +453,14 @@ pub fn replace_asset(
 ) -> Result<u64, ToolError> {
     match kind {
         AssetKind::Character => replace_one::<Character>(store, id, obj, revision),
-        AssetKind::Persona => replace_one::<Persona>(store, id, obj, revision),
+        AssetKind::Persona => {
+            let default = makes_default(&obj);
+            let revision = replace_one::<Persona>(store, id, obj, revision)?;
+            if default {
+                keep_one_default_persona(store, id)?;
+            }
+            Ok(revision)
+        }
         AssetKind::Preset => replace_one::<Preset>(store, id, obj, revision),
         AssetKind::Lorebook => replace_one::<Lorebook>(store, id, obj, revision),
         AssetKind::Regex => replace_one::<RegexGroup>(store, id, obj, revision),
@@ -447,9 +468,77 @@ pub fn replace_asset(
     }
 }
 
+/// Whether a persona write makes it the default (`active: true`).
+fn makes_default(fields: &Map<String, Value>) -> bool {
+    fields.get("active") == Some(&Value::Bool(true))
+}
+
+/// One default persona at a time, whichever door wrote it (the CLI's `--default`, a
+/// `PUT` from the app, a tool's update): the others stop being the default.
+fn keep_one_default_persona(store: &Store, keep: i64) -> Result<(), ToolError> {
+    let all = store
+        .list::<Persona>()
+        .map_err(|e| store_error("listing personas", e))?;
+    for other in all
+        .into_iter()
+        .filter(|p| p.active)
+        .filter_map(|p| p.id.map(|i| i.0))
+        .filter(|id| *id != keep)
+    {
+        let patch = Map::from_iter([
+            ("id".to_owned(), json!(other)),
+            ("active".to_owned(), json!(false)),
+        ]);
+        update_one::<Persona>(store, patch)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_persona_made_the_default_by_any_write_is_the_only_default() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let persona = |name: &str| obj(json!({"name": name, "description": "someone", "active": true}));
+        let a = create_asset(&store, AssetKind::Persona, persona("A")).expect("A");
+        let b = create_asset(&store, AssetKind::Persona, persona("B")).expect("B");
+        let defaults = |store: &Store| -> Vec<i64> {
+            store
+                .list::<Persona>()
+                .expect("list")
+                .into_iter()
+                .filter(|p| p.active)
+                .filter_map(|p| p.id.map(|i| i.0))
+                .collect()
+        };
+        assert_eq!(defaults(&store), [b], "creating B as the default");
+        update_asset(
+            &store,
+            AssetKind::Persona,
+            obj(json!({"id": a, "active": true})),
+        )
+        .expect("update");
+        assert_eq!(defaults(&store), [a], "updating A to the default");
+        let revision = store
+            .asset_summaries(AssetKind::Persona)
+            .expect("summaries")
+            .into_iter()
+            .find(|s| s.id == b)
+            .map(|s| s.revision)
+            .expect("B");
+        replace_asset(&store, AssetKind::Persona, b, persona("B"), revision).expect("replace");
+        assert_eq!(defaults(&store), [b], "replacing B as the default");
+        update_asset(
+            &store,
+            AssetKind::Persona,
+            obj(json!({"id": b, "active": false})),
+        )
+        .expect("update");
+        assert!(defaults(&store).is_empty(), "no default is allowed");
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         match v {

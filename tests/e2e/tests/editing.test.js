@@ -171,3 +171,27 @@ test("a persona's avatar is uploaded cropped (2:3) and shown beside the user's m
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('Make default: one write, and the library keeps one default persona', async () => {
+  const bo = (await tavo.api('POST', '/api/library/persona', { name: 'Bo', description: 'A sailor.' })).id;
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  const writes = [];
+  page.on('request', (r) => {
+    if (r.method() === 'PUT' && r.url().includes('/api/library/persona/')) writes.push(r.url());
+  });
+  await page.goto(`${tavo.url}/`);
+  const personas = page.getByRole('region', { name: 'Personas' });
+  const row = personas.getByRole('listitem').filter({ hasText: 'Bo' });
+  await row.getByRole('button', { name: 'Make default' }).click();
+  await row.getByText('default', { exact: true }).waitFor();
+  assert.equal(writes.length, 1, 'the page writes only the new default');
+  const defaults = [];
+  for (const p of await tavo.api('GET', '/api/library/persona')) {
+    if ((await tavo.api('GET', `/api/library/persona/${p.id}`)).active) defaults.push(p.id);
+  }
+  assert.deepEqual(defaults, [bo], 'the others stopped being the default');
+  assert.equal(await personas.getByRole('button', { name: 'Make default' }).count(), 1);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

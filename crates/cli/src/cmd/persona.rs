@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
-use tavo_model::{AssetKind, Persona};
+use tavo_model::AssetKind;
 use tavo_tools::ToolError;
 use tavo_tools::assets::{create_asset, update_asset};
 
@@ -88,23 +88,6 @@ fn object(name: Option<String>, description: Option<String>, f: &Fields) -> Map<
     m
 }
 
-/// One default persona at a time: the others stop being the default.
-fn clear_other_defaults(store: &tavo_store::Store, keep: i64) -> Result<(), ToolError> {
-    let all = store
-        .list::<Persona>()
-        .map_err(|e| tavo_tools::context::store_error("listing personas", e))?;
-    for p in all.into_iter().filter(|p| p.active) {
-        let Some(id) = p.id.map(|i| i.0).filter(|id| *id != keep) else {
-            continue;
-        };
-        let mut patch = Map::new();
-        patch.insert("id".into(), json!(id));
-        patch.insert("active".into(), json!(false));
-        update_asset(store, AssetKind::Persona, patch)?;
-    }
-    Ok(())
-}
-
 pub fn run(args: PersonaArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
     let id = match args.command {
@@ -112,18 +95,12 @@ pub fn run(args: PersonaArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             name,
             description,
             fields,
-        } => {
-            let id = create_asset(
-                &store,
-                AssetKind::Persona,
-                object(Some(name), Some(description), &fields),
-            )
-            .map_err(refused)?;
-            if fields.default {
-                clear_other_defaults(&store, id).map_err(refused)?;
-            }
-            id
-        }
+        } => create_asset(
+            &store,
+            AssetKind::Persona,
+            object(Some(name), Some(description), &fields),
+        )
+        .map_err(refused)?,
         PersonaCommand::Update {
             id,
             name,
@@ -133,9 +110,6 @@ pub fn run(args: PersonaArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             let mut patch = object(name, description, &fields);
             patch.insert("id".into(), json!(id));
             update_asset(&store, AssetKind::Persona, patch).map_err(refused)?;
-            if fields.default {
-                clear_other_defaults(&store, id).map_err(refused)?;
-            }
             id
         }
     };

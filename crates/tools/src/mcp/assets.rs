@@ -585,13 +585,7 @@ fn register_set_active(set: &mut McpTools, k: &Kind) {
                 commit: Box::new(move |cx: McpContext| {
                     Box::pin(async move {
                         cx.blocking("writing the personas", move |store| {
-                            for other in was.into_iter().filter(|o| *o != id) {
-                                let patch = Map::from_iter([
-                                    ("id".to_owned(), json!(other)),
-                                    ("active".to_owned(), json!(false)),
-                                ]);
-                                crate::assets::update_asset(store, kind, patch)?;
-                            }
+                            // The library's write keeps one default: the others are cleared.
                             let patch = Map::from_iter([
                                 ("id".to_owned(), json!(id)),
                                 ("active".to_owned(), json!(true)),
