@@ -130,7 +130,7 @@ const DEBTS: &[(&str, &str, &str)] = &[
     (
         "tavo",
         "tavo-store",
-        "list/show/delete/settings/var/connection commands open the store directly",
+        "opens the Store for the operations it calls; list/show/var/memory and the chat TUI read it themselves",
     ),
     (
         "tavo-server",

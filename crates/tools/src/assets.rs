@@ -468,6 +468,22 @@ pub fn replace_asset(
     }
 }
 
+/// Deletes an asset: a chat with its messages, variables and files; a character also leaves
+/// every chat's member list. The one delete of `tavo delete`, `DELETE /api/library/{kind}/{id}`
+/// and the `tavo_<kind>_delete` tools, so a missing id is refused in the same words.
+pub fn delete_asset(store: &Store, kind: AssetKind, id: i64) -> Result<(), ToolError> {
+    let existed = match kind {
+        AssetKind::Chat => store.chat_delete(tavo_model::ChatId(id)),
+        other => store.asset_delete(other, id),
+    }
+    .map_err(|e| store_error("deleting", e))?;
+    if existed {
+        Ok(())
+    } else {
+        Err(crate::ops::common::missing(kind.as_str(), id))
+    }
+}
+
 /// Whether a persona write makes it the default (`active: true`).
 fn makes_default(fields: &Map<String, Value>) -> bool {
     fields.get("active") == Some(&Value::Bool(true))
@@ -502,7 +518,8 @@ mod tests {
     fn a_persona_made_the_default_by_any_write_is_the_only_default() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path()).expect("open");
-        let persona = |name: &str| obj(json!({"name": name, "description": "someone", "active": true}));
+        let persona =
+            |name: &str| obj(json!({"name": name, "description": "someone", "active": true}));
         let a = create_asset(&store, AssetKind::Persona, persona("A")).expect("A");
         let b = create_asset(&store, AssetKind::Persona, persona("B")).expect("B");
         let defaults = |store: &Store| -> Vec<i64> {

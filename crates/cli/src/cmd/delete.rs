@@ -20,17 +20,15 @@ pub struct DeleteArgs {
 
 pub fn run(args: DeleteArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let existed = match args.kind {
-        AssetKind::Chat => store.chat_delete(args.id.into())?,
-        kind => store.asset_delete(kind, args.id)?,
-    };
-    if existed {
-        eprintln!("deleted {} {}", args.kind, args.id);
-        Ok(ExitCode::SUCCESS)
-    } else {
-        // The refusal `tavo_<kind>_delete` and `DELETE /api/library/{kind}/{id}` give.
-        let err = tavo_tools::ops::common::missing(args.kind.as_str(), args.id);
-        eprintln!("error: {err}");
-        Ok(ExitCode::FAILURE)
+    // The delete (and the refusal) of `tavo_<kind>_delete` and `DELETE /api/library/…`.
+    match tavo_tools::assets::delete_asset(&store, args.kind, args.id) {
+        Ok(()) => {
+            eprintln!("deleted {} {}", args.kind, args.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            Ok(ExitCode::FAILURE)
+        }
     }
 }

@@ -252,16 +252,10 @@ pub async fn delete(
     Path((kind, id)): Path<(String, i64)>,
 ) -> ApiResult<StatusCode> {
     let kind = parse_kind(&kind)?;
-    let existed = state
-        .blocking(move |s| match kind {
-            AssetKind::Chat => s.chat_delete(ChatId(id)),
-            other => s.asset_delete(other, id),
-        })
+    // The delete (and the refusal) of `tavo_<kind>_delete` and `tavo delete`.
+    state
+        .blocking_api(move |s| Ok(tavo_tools::assets::delete_asset(s, kind, id)?))
         .await?;
-    if !existed {
-        // The refusal `tavo_<kind>_delete` and `tavo delete` give.
-        return Err(tavo_tools::ops::common::missing(kind.as_str(), id).into());
-    }
     state.hub.library(kind.as_str(), "deleted", Some(id));
     Ok(StatusCode::NO_CONTENT)
 }

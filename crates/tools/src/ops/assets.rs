@@ -253,12 +253,7 @@ fn register_writes<A: LibraryAsset>(r: &mut Registry, n: &Names) -> Result<(), S
         move |args: IdArgs, ctx: OpContext| async move {
             let id = args.id.get();
             ctx.blocking("deleting", move |store| {
-                if !store
-                    .asset_delete(kind, id)
-                    .map_err(|e| store_error("deleting", e))?
-                {
-                    return Err(missing(label, id));
-                }
+                crate::assets::delete_asset(store, kind, id)?;
                 Outcome::value(json!({"id": id}))
             })
             .await
