@@ -130,7 +130,7 @@ const DEBTS: &[(&str, &str, &str)] = &[
     (
         "tavo",
         "tavo-store",
-        "opens the Store for the operations it calls; list/show/var/memory and the chat TUI read it themselves",
+        "opens the Store for the operations it calls; list/show/var and the chat TUI read it themselves",
     ),
     (
         "tavo-server",

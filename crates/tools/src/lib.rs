@@ -48,6 +48,7 @@ pub mod greetings;
 pub mod group;
 pub mod library;
 pub mod mcp;
+pub mod memories;
 pub mod messages;
 pub mod operation;
 pub mod ops;

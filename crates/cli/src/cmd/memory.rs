@@ -20,7 +20,7 @@ use tavo_engine::Engine;
 use tavo_engine::memory::{DEFAULT_PROMPT, PROMPT_SETTING};
 use tavo_model::{ChatId, Memory};
 use tavo_store::Store;
-use tavo_tools::{Services, builtin_registry};
+use tavo_tools::{Services, ToolError, builtin_registry, memories};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -169,13 +169,9 @@ fn parse_list(text: &str) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-fn non_empty(texts: Vec<String>) -> anyhow::Result<Vec<String>> {
-    for (i, t) in texts.iter().enumerate() {
-        if t.trim().is_empty() {
-            bail!("memory {} is empty", i + 1);
-        }
-    }
-    Ok(texts)
+/// A refusal as the other doors word it: `code: message`.
+fn refused(e: ToolError) -> anyhow::Error {
+    anyhow::anyhow!("{}: {}", e.code, e.message)
 }
 
 /// Runs `tavo memory`.
@@ -183,8 +179,7 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
     match args.command {
         MemoryCommand::Show { chat, json } => {
-            require_chat(&store, chat)?;
-            let memory = store.memory_get(ChatId(chat))?;
+            let memory = memories::memory(&store, chat).map_err(refused)?;
             print_memory(chat, &memory, json)?;
         }
         MemoryCommand::Extract {
@@ -202,16 +197,15 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             clear,
             json,
         } => {
-            require_chat(&store, chat)?;
             let enabled = match (enable, disable) {
                 (true, _) => Some(true),
                 (_, true) => Some(false),
                 _ => None,
             };
             let list = match (file, clear, memory.is_empty()) {
-                (Some(f), _, _) => Some(non_empty(parse_list(&read_text(&f)?)?)?),
+                (Some(f), _, _) => Some(parse_list(&read_text(&f)?)?),
                 (None, true, _) => Some(Vec::new()),
-                (None, false, false) => Some(non_empty(memory)?),
+                (None, false, false) => Some(memory),
                 (None, false, true) => None,
             };
             if enabled.is_none() && list.is_none() {
@@ -219,12 +213,12 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                     "nothing to set: pass --enable/--disable and/or --memory TEXT, --file F or --clear"
                 );
             }
-            let m = store.memory_update(ChatId(chat), enabled, list.as_deref())?;
+            let m =
+                memories::update_memory(&store, chat, enabled, list.as_deref()).map_err(refused)?;
             print_memory(chat, &m, json)?;
         }
         MemoryCommand::Append { chat, texts, json } => {
-            require_chat(&store, chat)?;
-            let m = store.memory_append(ChatId(chat), &non_empty(texts)?)?;
+            let m = memories::append_memory(&store, chat, &texts).map_err(refused)?;
             print_memory(chat, &m, json)?;
         }
         MemoryCommand::Prompt { set, file, reset } => {

@@ -1,5 +1,5 @@
 //! A chat's long-term memory: `GET|PUT /api/chats/{id}/memory` and "extract now",
-//! `POST /api/chats/{id}/memory/extract` — thin doors over the store and
+//! `POST /api/chats/{id}/memory/extract` — thin doors over `tools::memories` and
 //! `Engine::extract_memory` (the same code `tavo memory` runs).
 
 use axum::Json;
@@ -8,17 +8,10 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 use tavo_engine::memory::MemoryError;
-use tavo_model::{ChatId, Memory};
+use tavo_model::Memory;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-
-fn require_chat(store: &tavo_store::Store, id: i64) -> ApiResult<()> {
-    if store.chat_get(ChatId(id))?.is_none() {
-        return Err(ApiError::not_found(format!("chat {id} not found")));
-    }
-    Ok(())
-}
 
 /// The chat's memory, `{id, enabled, memories}` (created disabled and empty on first read).
 #[utoipa::path(get, path = "/api/chats/{id}/memory", tag = "chats",
@@ -27,10 +20,7 @@ fn require_chat(store: &tavo_store::Store, id: i64) -> ApiResult<()> {
               (status = 404, description = "No such chat", body = ErrorBody)))]
 pub async fn get(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<Memory>> {
     let memory = state
-        .blocking_api(move |s| {
-            require_chat(s, id)?;
-            Ok(s.memory_get(ChatId(id))?)
-        })
+        .blocking_api(move |s| Ok(tavo_tools::memories::memory(s, id)?))
         .await?;
     Ok(Json(memory))
 }
@@ -63,15 +53,16 @@ pub async fn put(
     Path(id): Path<i64>,
     Json(patch): Json<MemoryPatch>,
 ) -> ApiResult<Json<Memory>> {
-    if let Some(list) = &patch.memories
-        && let Some(i) = list.iter().position(|m| m.trim().is_empty())
-    {
-        return Err(ApiError::bad_request(format!("memories[{i}] is empty")));
-    }
+    // The write of `tavo memory set` and `tavo_memory_update`: a blank text is refused at
+    // `memories[i]`, a missing chat as `resource_not_found`, and nothing is written.
     let memory = state
         .blocking_api(move |s| {
-            require_chat(s, id)?;
-            Ok(s.memory_update(ChatId(id), patch.enabled, patch.memories.as_deref())?)
+            Ok(tavo_tools::memories::update_memory(
+                s,
+                id,
+                patch.enabled,
+                patch.memories.as_deref(),
+            )?)
         })
         .await?;
     state.hub.library("chat", "memory", Some(id));

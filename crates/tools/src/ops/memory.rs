@@ -1,20 +1,20 @@
-//! Long-term memory of the reply's chat (seed 002 🧠 长记忆, seed 000 memory rules).
+//! Long-term memory of the reply's chat (seed 002 🧠 长记忆, seed 000 memory rules), over
+//! [`crate::memories`], the write every door shares.
 //!
 //! `update` takes the object `get` returned or a partial one with only `enabled` and/or
 //! `memories`; `append` adds one or more non-empty strings and never switches injection on.
 //! Turning memory off only stops injection: the tools stay available.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-use tavo_model::ChatId;
-
-use crate::context::{OpContext, store_error};
+use crate::context::OpContext;
 use crate::error::ToolError;
+use crate::memories;
 use crate::operation::{OpSpec, Outcome, Safety};
 use crate::ops::common::NoArgs;
 use crate::ops::require_chat;
 use crate::registry::Registry;
 use crate::validate::SchemaError;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// The memory object (as `get` returns it) or a part of it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -57,12 +57,7 @@ pub struct NonEmpty(#[schemars(length(min = 1))] pub String);
 async fn get(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
     ctx.blocking("reading memory", move |store| {
-        require_chat(store, Some(chat))?;
-        Outcome::value(
-            store
-                .memory_get(ChatId(chat))
-                .map_err(|e| store_error("reading memory", e))?,
-        )
+        Outcome::value(memories::memory(store, chat)?)
     })
     .await
 }
@@ -71,35 +66,21 @@ async fn update(args: UpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
     let chat = ctx.chat_id()?;
     let m = args.memory;
     ctx.blocking("updating memory", move |store| {
-        require_chat(store, Some(chat))?;
-        let memory = store
-            .memory_update(ChatId(chat), m.enabled, m.memories.as_deref())
-            .map_err(|e| store_error("updating memory", e))?;
-        Outcome::value(memory)
+        Outcome::value(memories::update_memory(
+            store,
+            chat,
+            m.enabled,
+            m.memories.as_deref(),
+        )?)
     })
     .await
 }
 
 async fn append(args: AppendArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
-    let mut texts = Vec::with_capacity(args.memories.len());
-    for (i, NonEmpty(text)) in args.memories.into_iter().enumerate() {
-        if text.trim().is_empty() {
-            return Err(ToolError::invalid_at(
-                &format!("memories[{i}]"),
-                "a non-empty string",
-                "empty string",
-            ));
-        }
-        texts.push(text);
-    }
+    let texts: Vec<String> = args.memories.into_iter().map(|NonEmpty(t)| t).collect();
     ctx.blocking("appending to memory", move |store| {
-        require_chat(store, Some(chat))?;
-        Outcome::value(
-            store
-                .memory_append(ChatId(chat), &texts)
-                .map_err(|e| store_error("appending to memory", e))?,
-        )
+        Outcome::value(memories::append_memory(store, chat, &texts)?)
     })
     .await
 }
