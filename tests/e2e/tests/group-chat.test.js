@@ -220,8 +220,11 @@ test('leaving a group reply mid-stream and coming back: each member once, in its
   await page.getByRole('textbox', { name: 'Message' }).waitFor();
   await page.waitForTimeout(1500);
   await page.goto(`${tavo.url}/chats/${chat}`);
-  await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30000 });
-  await page.getByRole('article', { name: 'Bo' }).filter({ hasText: 'as you come back.' }).waitFor();
+  await page.getByRole('article', { name: 'Bo' }).filter({ hasText: 'as you come back.' }).waitFor({ timeout: 30000 });
+  // A page loaded mid-reply shows Send until it has found the live reply, and the last delta
+  // arrives before the turn's final save: the reply is over when no message is streaming.
+  await page.locator('article.message.streaming').waitFor({ state: 'detached', timeout: 30000 });
+  await page.getByRole('button', { name: 'Send' }).waitFor();
   const text = (await page.locator('.messages').textContent()) ?? '';
   assert.equal(text.split('Ann once more, slowly').length - 1, 1, 'Ann’s answer shown once');
   assert.equal(text.split('Bo once more, slowly').length - 1, 1, 'Bo’s answer shown once');
