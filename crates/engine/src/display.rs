@@ -105,6 +105,19 @@ impl DisplayContext {
         load_in(tx, chat_id)
     }
 
+    /// A page of chat `chat_id`'s messages (see [`tavo_tools::reads::message_page`]) and the
+    /// context it is shown with, read in one snapshot; `None` when the chat does not exist.
+    pub fn with_page(
+        store: &Store,
+        chat_id: ChatId,
+        before: Option<u64>,
+        limit: u64,
+    ) -> Result<Option<(tavo_tools::reads::MessagePage, Self)>, tavo_tools::ToolError> {
+        tavo_tools::reads::message_page_with(store, chat_id, before, limit, |tx| {
+            load_in(tx, chat_id)
+        })
+    }
+
     /// How many enabled `display` / `sendAndDisplay` rules the chat's regex groups hold. When
     /// none, a streamed reply only needs macro expansion at its end.
     pub fn display_rules(&self) -> usize {

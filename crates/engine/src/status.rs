@@ -212,6 +212,16 @@ pub(crate) fn owner_alive(record: &ReplyRecord) -> bool {
     }
 }
 
+/// The saved record of reply `id`, whatever its status (a reply no longer in memory: after a
+/// restart, or evicted); `None` when no record has that id.
+pub fn stored_record(store: &Store, id: &str) -> Result<Option<ReplyRecord>, StoreError> {
+    Ok(store
+        .setting_list(RECORD_PREFIX)?
+        .into_iter()
+        .filter_map(|(_, v)| serde_json::from_value::<ReplyRecord>(v).ok())
+        .find(|r| r.id == id))
+}
+
 /// The replies of this library that are running or waiting right now, in any process (this
 /// one, another `tavo`, `tavo serve`): what a restore must not pull the rows from under.
 pub fn live_replies(store: &Store) -> Result<Vec<ReplyRecord>, StoreError> {

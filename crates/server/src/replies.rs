@@ -12,8 +12,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tavo_engine::{Engine, EngineError, EventKind, ReplyHandle, ReplyRecord, ReplyRequest};
-use tavo_store::Store;
+use tavo_engine::{Engine, EngineError, EventKind, ReplyHandle, ReplyRequest};
 
 use crate::hub::Hub;
 use crate::memory::Trimmer;
@@ -105,18 +104,6 @@ impl Replies {
         live.sort_by_key(ReplyHandle::chat);
         live
     }
-}
-
-/// The persisted record of a reply no longer in memory (after a restart, or evicted).
-pub fn stored_record(
-    store: &Store,
-    id: &str,
-) -> Result<Option<ReplyRecord>, tavo_store::StoreError> {
-    Ok(store
-        .setting_list(tavo_engine::status::RECORD_PREFIX)?
-        .into_iter()
-        .filter_map(|(_, v)| serde_json::from_value::<ReplyRecord>(v).ok())
-        .find(|r| r.id == id))
 }
 
 /// The JSON the API shows for a reply in memory.

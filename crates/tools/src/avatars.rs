@@ -2,7 +2,7 @@
 //! (PNG, JPEG, WebP or GIF) and size before anything is stored, and stored for an asset that
 //! exists.
 
-use tavo_model::{ImageType, Persona, PersonaId};
+use tavo_model::{Character, CharacterId, ImageType, Persona, PersonaId};
 use tavo_store::{Avatar, Store};
 
 use crate::context::store_error;
@@ -51,6 +51,21 @@ pub fn set_persona_avatar(store: &Store, id: PersonaId, bytes: &[u8]) -> Result<
         .map_err(|e| store_error("saving the avatar", e))
 }
 
+/// Replaces a character's avatar (the card image a PNG export embeds the card in).
+pub fn set_character_avatar(store: &Store, id: CharacterId, bytes: &[u8]) -> Result<(), ToolError> {
+    let avatar = avatar_of(bytes)?;
+    let exists = store
+        .read(|tx| tx.get::<Character>(id))
+        .map_err(|e| store_error("reading the character", e))?
+        .is_some();
+    if !exists {
+        return Err(ToolError::not_found("character", id.0));
+    }
+    store
+        .character_avatar_set(id, &avatar)
+        .map_err(|e| store_error("saving the avatar", e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +79,9 @@ mod tests {
         let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
         let e = set_persona_avatar(&store, PersonaId(99), png).unwrap_err();
         assert_eq!(e.code, ErrorCode::ResourceNotFound);
+        let e = set_character_avatar(&store, CharacterId(99), png).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ResourceNotFound);
+        let e = set_character_avatar(&store, CharacterId(1), b"GIF").unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
     }
 }

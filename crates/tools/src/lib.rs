@@ -23,6 +23,9 @@
 //!   swipes, the card's own lorebook and regex group bound) and rebinding one.
 //! - [`greetings`]: the greetings a new chat starts with (every member's in a group chat).
 //! - [`group`]: group chats' muted members.
+//! - [`reads`]: the library's reads for the doors (listings, one asset, message pages,
+//!   avatars, files), so no door opens a transaction of its own.
+//! - [`variables`]: chat, global and message variables (scopes resolved and checked once).
 //! - [`ops`]: the built-in operations, one module per namespace.
 //! - [`web`], [`web_session`]: the web tools per reply, and for a door without a reply (a
 //!   fetch cache kept in a file between calls, the saved search APIs).
@@ -53,11 +56,13 @@ pub mod messages;
 pub mod operation;
 pub mod ops;
 pub mod plugins;
+pub mod reads;
 pub mod registry;
 pub mod schema;
 pub mod search_apis;
 pub mod theme_store;
 pub mod validate;
+pub mod variables;
 pub mod web;
 pub mod web_session;
 

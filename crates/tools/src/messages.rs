@@ -404,6 +404,40 @@ pub fn set_message_hidden(
     )
 }
 
+/// Shows swipe `index` of a message of `chat` (the app's swipe arrows): the text shown so
+/// far is kept in its own slot, the chosen slot becomes the content. No regex runs: every
+/// slot was stored through its rules already. An index past the last swipe is
+/// `invalid_arguments` at `index`, and nothing is written.
+pub fn choose_swipe(
+    store: &Store,
+    chat: ChatId,
+    id: MessageId,
+    index: u64,
+) -> Result<Message, ToolError> {
+    let mut m = message_in_chat(store, chat, id)?;
+    let Some(chosen) = m.swipes.get(index as usize).cloned() else {
+        return Err(ToolError::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "message {} has {} swipes; index {index} does not exist",
+                id.0,
+                m.swipes.len()
+            ),
+        )
+        .with_details(json!({"path": "index"})));
+    };
+    let current = m.swipe_id.unwrap_or(0) as usize;
+    if let Some(slot) = m.swipes.get_mut(current) {
+        slot.clone_from(&m.content);
+    }
+    m.content = chosen;
+    m.swipe_id = Some(index);
+    store
+        .message_update(&m, None)
+        .map_err(|e| store_error("saving the message", e))?;
+    message_in_chat(store, chat, id)
+}
+
 /// Deletes a message of `chat`; later messages move up one floor.
 pub fn delete_message(store: &Store, chat: ChatId, id: MessageId) -> Result<(), ToolError> {
     message_in_chat(store, chat, id)?;

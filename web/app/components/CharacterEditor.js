@@ -9,6 +9,7 @@ import { get, post } from '../api.js';
 import { assetDraft, loadDraft, setField } from '../drafts.js';
 import { EditorBar } from './EditorBar.js';
 import { TextList } from './TextList.js';
+import { TagsField } from './TagsField.js';
 import { Avatar } from './Avatar.js';
 import { AvatarCrop } from './AvatarCrop.js';
 
@@ -99,10 +100,7 @@ export function CharacterEditor({ id }) {
       </div>
       <div>
         ${MORE_FIELDS.map(field)}
-        <label class="field">Tags <span class="muted small" aria-hidden="true">(comma-separated)</span>
-          <input value=${(card.tags || []).join(', ')}
-            onChange=${(/** @type {any} */ e) => setField(d, 'tags', e.currentTarget.value.split(',').map((/** @type {string} */ t) => t.trim()).filter(Boolean))} />
-        </label>
+        <${TagsField} tags=${card.tags || []} onChange=${(/** @type {string[]} */ v) => setField(d, 'tags', v)} />
         <${AvatarCrop} id=${id} onDone=${() => setAvatarTick(avatarTick + 1)} />
         <section aria-label="The card's own assets">
           <h2>Embedded lorebook and regex</h2>

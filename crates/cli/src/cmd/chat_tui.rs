@@ -14,7 +14,6 @@ use tavo_engine::{
     CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
     Response,
 };
-use tavo_model::AssetKind;
 use tavo_model::ChatId;
 use tavo_store::Store;
 use tavo_tools::{GenerationKind, Question, UserAnswer, builtin_registry};
@@ -295,9 +294,8 @@ fn ask_on_terminal(q: &Question) -> anyhow::Result<UserAnswer> {
 const HELP: &str = "commands: /regenerate  /swipe  /continue  /impersonate  /quit   (Ctrl-C cancels a reply, Ctrl-D quits)";
 
 fn latest_chat(store: &Store) -> anyhow::Result<i64> {
-    let chats = store.asset_summaries(AssetKind::Chat)?;
-    match chats.iter().map(|c| c.id).max() {
-        Some(id) => Ok(id),
+    match tavo_tools::reads::latest_chat(store)? {
+        Some(id) => Ok(id.0),
         None => bail!("there are no chats yet; create one with `tavo chat create --character ID`"),
     }
 }
@@ -320,8 +318,7 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
         Some(id) => id,
         None => latest_chat(&store)?,
     };
-    let chat = store
-        .chat_get(ChatId(chat_id))?
+    let chat = tavo_tools::reads::chat(&store, ChatId(chat_id))?
         .with_context(|| format!("chat {chat_id} not found (see `tavo list chats`)"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -330,7 +327,7 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
     let result = runtime.block_on(async {
         let engine = engine(store.clone()).await?;
         eprintln!("chat {chat_id}: {} — {HELP}", chat.name);
-        for m in store.messages_last(ChatId(chat_id), 6)? {
+        for m in tavo_tools::reads::last_messages(&store, ChatId(chat_id), 6)? {
             let who = m.name.clone().unwrap_or_else(|| m.role.as_str().to_owned());
             eprintln!("{}", dim(&format!("[{who}] {}", m.content)));
         }

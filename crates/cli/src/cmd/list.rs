@@ -21,7 +21,7 @@ pub struct ListArgs {
 
 pub fn run(args: ListArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let rows = store.asset_summaries(args.kind)?;
+    let rows = tavo_tools::reads::summaries(&store, args.kind)?;
     if args.json {
         println!("{}", serde_json::to_string(&rows)?);
     } else {

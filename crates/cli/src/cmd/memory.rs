@@ -17,7 +17,6 @@ use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Subcommand};
 use serde_json::{Value, json};
 use tavo_engine::Engine;
-use tavo_engine::memory::{DEFAULT_PROMPT, PROMPT_SETTING};
 use tavo_model::{ChatId, Memory};
 use tavo_store::Store;
 use tavo_tools::{Services, ToolError, builtin_registry, memories};
@@ -112,7 +111,7 @@ enum MemoryCommand {
 }
 
 fn require_chat(store: &Store, chat: i64) -> anyhow::Result<()> {
-    if store.chat_get(ChatId(chat))?.is_none() {
+    if tavo_tools::reads::chat(store, ChatId(chat))?.is_none() {
         bail!("chat {chat} not found (see `tavo list chats`)");
     }
     Ok(())
@@ -227,18 +226,13 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 (None, Some(f)) => Some(read_text(&f)?),
                 (None, None) => None,
             };
-            if reset {
-                store.setting_delete(PROMPT_SETTING)?;
+            let current = if reset {
+                tavo_engine::memory::set_prompt(&store, None)?
             } else if let Some(text) = new {
-                if text.trim().is_empty() {
-                    bail!("the extraction prompt is empty (use --reset for the built-in one)");
-                }
-                store.setting_set(PROMPT_SETTING, &Value::String(text))?;
-            }
-            let current = store
-                .setting_get(PROMPT_SETTING)?
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| DEFAULT_PROMPT.to_owned());
+                tavo_engine::memory::set_prompt(&store, Some(&text))?
+            } else {
+                tavo_engine::memory::MemorySettings::load(&store)?.prompt
+            };
             println!("{current}");
         }
     }

@@ -144,10 +144,9 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         }
         MessageCommand::List { chat, json } => {
             let chat_id = ChatId(chat);
-            if store.chat_get(chat_id)?.is_none() {
+            let Some(messages) = tavo_tools::reads::all_messages(&store, chat_id)? else {
                 bail!("chat {chat_id} not found (see `tavo list chats`)");
-            }
-            let messages = store.messages_all(chat_id)?;
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&messages)?);
             } else {

@@ -23,7 +23,7 @@ pub struct ShowArgs {
 
 pub fn run(args: ShowArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let Some(value) = store.asset_json(args.kind, args.id)? else {
+    let Some(value) = tavo_tools::reads::asset(&store, args.kind, args.id)? else {
         eprintln!(
             "error: {} {} not found (see `tavo list {}`)",
             args.kind, args.id, args.kind

@@ -2,11 +2,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::Value;
 use tavo_model::{ChatId, MessageId};
-use tavo_store::{Store, VarScope};
+use tavo_tools::variables::{self, MessageTarget, VarTarget};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -65,40 +65,24 @@ enum VarCommand {
     },
 }
 
-fn scope(store: &Store, target: &Target) -> anyhow::Result<VarScope> {
+/// Where the flags point; the library checks it ([`variables::resolve`]) like every door's.
+fn target_of(target: &Target) -> anyhow::Result<VarTarget> {
     match target.scope {
-        ScopeArg::Global => Ok(VarScope::Global),
-        ScopeArg::Chat => {
-            let Some(chat) = target.chat else {
-                bail!("--scope chat needs --chat ID");
-            };
-            if store.chat_get(ChatId(chat))?.is_none() {
-                bail!("chat {chat} not found (see `tavo list chats`)");
-            }
-            Ok(VarScope::Chat(chat))
-        }
-        ScopeArg::Message => {
-            if let Some(message) = target.message {
-                if store.message_get(MessageId(message))?.is_none() {
-                    bail!("message {message} not found");
-                }
-                return Ok(VarScope::Message(message));
-            }
-            let Some(chat) = target.chat else {
-                bail!(
-                    "--scope message needs --message ID, or --chat ID to use the chat's last message"
-                );
-            };
-            let last = store
-                .messages_last(ChatId(chat), 1)?
-                .into_iter()
-                .next()
-                .and_then(|m| m.id)
-                .with_context(|| {
-                    format!("chat {chat} has no messages to hold message variables")
-                })?;
-            Ok(VarScope::Message(last.0))
-        }
+        ScopeArg::Global => Ok(VarTarget::Global),
+        ScopeArg::Chat => match target.chat {
+            Some(chat) => Ok(VarTarget::Chat(ChatId(chat))),
+            None => bail!("--scope chat needs --chat ID"),
+        },
+        ScopeArg::Message => match (target.chat, target.message) {
+            (Some(chat), id) => Ok(VarTarget::Message(
+                ChatId(chat),
+                MessageTarget { id, index: None },
+            )),
+            (None, Some(id)) => Ok(VarTarget::AnyMessage(MessageId(id))),
+            (None, None) => bail!(
+                "--scope message needs --message ID, or --chat ID to use the chat's last message"
+            ),
+        },
     }
 }
 
@@ -106,9 +90,7 @@ pub fn run(args: VarArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
     match args.command {
         VarCommand::Get { name, target } => {
-            let value = store
-                .var_get(scope(&store, &target)?, &name)?
-                .unwrap_or(Value::Null);
+            let value = variables::get(&store, target_of(&target)?, &name)?.unwrap_or(Value::Null);
             println!("{}", serde_json::to_string(&value)?);
         }
         VarCommand::Set {
@@ -117,10 +99,10 @@ pub fn run(args: VarArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             target,
         } => {
             let value = serde_json::from_str::<Value>(&value).unwrap_or(Value::String(value));
-            store.var_set(scope(&store, &target)?, &name, &value)?;
+            variables::set(&store, target_of(&target)?, &name, &value)?;
         }
         VarCommand::Unset { name, target } => {
-            store.var_unset(scope(&store, &target)?, &name)?;
+            variables::unset(&store, target_of(&target)?, &name)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -54,12 +54,14 @@ pub fn tool_in(data: &Path, name: &str, args: &Value, chat: Option<&str>) -> Val
     })
 }
 
+#[allow(dead_code)]
 pub fn show(data: &Path, kind: &str, id: &str) -> Value {
     let text = ok(tavo(data, &["show", kind, id, "--json"]));
     serde_json::from_str(&text).expect("show prints JSON")
 }
 
 /// The stored messages of a chat, without ids and times.
+#[allow(dead_code)]
 pub fn messages(data: &Path, chat: i64) -> Vec<Value> {
     let store = tavo_store::Store::open(data).expect("open");
     store
@@ -78,6 +80,7 @@ pub fn messages(data: &Path, chat: i64) -> Vec<Value> {
 }
 
 /// Drops what legitimately differs between two libraries: times.
+#[allow(dead_code)]
 pub fn strip(mut v: Value) -> Value {
     if let Value::Object(o) = &mut v {
         for k in ["creationDate", "modificationDate"] {

@@ -123,6 +123,26 @@ pub struct Extraction {
     pub merged_with_edit: bool,
 }
 
+/// Replaces the extraction prompt (`memory.extractionPrompt`), or with `None` goes back to
+/// [`DEFAULT_PROMPT`]; answers the prompt in force afterwards. A blank prompt is refused and
+/// nothing is written: an empty template would extract nothing.
+pub fn set_prompt(store: &Store, prompt: Option<&str>) -> Result<String, StoreError> {
+    match prompt {
+        None => {
+            store.setting_delete(PROMPT_SETTING)?;
+        }
+        Some(text) if text.trim().is_empty() => {
+            return Err(StoreError::InvalidArgument(
+                "the extraction prompt is empty; reset it to use the built-in one".into(),
+            ));
+        }
+        Some(text) => {
+            store.setting_set(PROMPT_SETTING, &serde_json::Value::String(text.into()))?;
+        }
+    }
+    Ok(MemorySettings::load(store)?.prompt)
+}
+
 /// The memory-related settings, read once per extraction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemorySettings {
@@ -524,4 +544,26 @@ fn tool_error(e: MemoryError) -> tavo_tools::ToolError {
         }
     };
     tavo_tools::ToolError::new(code, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extraction_prompt_is_set_reset_and_never_blank() {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = Store::open(dir.path()).expect("store");
+        assert_eq!(
+            set_prompt(&store, Some("Keep {{messages}}")).expect("set"),
+            "Keep {{messages}}"
+        );
+        let e = set_prompt(&store, Some("  \n")).unwrap_err();
+        assert!(matches!(e, StoreError::InvalidArgument(_)), "{e}");
+        assert_eq!(
+            MemorySettings::load(&store).expect("load").prompt,
+            "Keep {{messages}}"
+        );
+        assert_eq!(set_prompt(&store, None).expect("reset"), DEFAULT_PROMPT);
+    }
 }

@@ -9,10 +9,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tavo_engine::pages::PageError;
 use tavo_engine::{EngineError, ReplyRequest};
-use tavo_model::ChatId;
 use tavo_tools::mcp::InputSend;
 use tavo_tools::operation::BoxFuture;
-use tavo_tools::ops::input::DRAFT_KEY;
+use tavo_tools::ops::input::{read_draft, write_draft};
 use tavo_tools::{ErrorCode, GenerationKind, ToolError};
 
 use crate::state::AppState;
@@ -73,11 +72,7 @@ impl InputSend for ServerInput {
             let from_draft = text.is_none();
             let text = match text {
                 Some(t) => t,
-                None => store
-                    .chat_state_get(ChatId(chat), DRAFT_KEY)
-                    .map_err(|e| tavo_tools::context::store_error("reading the draft", e))?
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                None => read_draft(&store, chat)?,
             };
             let text = text.trim().to_owned();
             if text.is_empty() {
@@ -98,8 +93,7 @@ impl InputSend for ServerInput {
                 .map_err(|e| ToolError::new(ErrorCode::InternalError, e.message))?
                 .map_err(engine_error)?;
             if from_draft {
-                let _ =
-                    store.chat_state_set(ChatId(chat), DRAFT_KEY, &Value::String(String::new()));
+                let _ = write_draft(&store, chat, "");
             }
             let message = handle.user_message_id();
             if let Some(id) = message {

@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tavo_engine::display::{CardDisplay, DisplayContext, DisplayCopy, card_display};
 use tavo_engine::settings::{self, SettingSpec};
-use tavo_model::{CharacterId, CharacterSummary, Chat, ChatId, Message, MessageId, Role};
-use tavo_store::AssetKind;
+use tavo_model::{CharacterId, CharacterSummary, ChatId, Message, MessageId, Role};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -54,34 +53,18 @@ pub async fn list_chats(
     Query(q): Query<ChatsQuery>,
 ) -> ApiResult<Json<Vec<ChatRow>>> {
     let rows = state
-        .blocking(move |s| {
-            s.read(|tx| {
-                let summaries = tx.asset_summaries(AssetKind::Chat)?;
-                let mut rows = Vec::new();
-                for summary in summaries {
-                    let id = ChatId(summary.id);
-                    let Some(chat) = tx.get::<Chat>(id)? else {
-                        continue;
-                    };
-                    if let Some(c) = q.character
-                        && !chat.characters.iter().any(|m| m.id == CharacterId(c))
-                    {
-                        continue;
-                    }
-                    rows.push(ChatRow {
-                        id: summary.id,
-                        name: summary.name,
-                        revision: summary.revision,
-                        characters: chat.characters,
-                        messages: tx.message_count(id)?,
-                        updated_at: summary.updated_at,
-                    });
-                }
-                rows.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(b.id.cmp(&a.id)));
-                Ok(rows)
-            })
+        .blocking_api(move |s| Ok(tavo_tools::reads::chats(s, q.character.map(CharacterId))?))
+        .await?
+        .into_iter()
+        .map(|row| ChatRow {
+            id: row.summary.id,
+            name: row.summary.name,
+            revision: row.summary.revision,
+            characters: row.chat.characters,
+            messages: row.messages,
+            updated_at: row.summary.updated_at,
         })
-        .await?;
+        .collect();
     Ok(Json(rows))
 }
 
@@ -145,26 +128,12 @@ pub async fn choose_swipe(
     }
     let updated = state
         .blocking_api(move |s| {
-            let missing = || ApiError::not_found(format!("chat {chat} has no message {message}"));
-            if s.message_chat(MessageId(message))? != Some(ChatId(chat)) {
-                return Err(missing());
-            }
-            let mut m = s.message_get(MessageId(message))?.ok_or_else(missing)?;
-            let index = choice.index as usize;
-            if index >= m.swipes.len() {
-                return Err(ApiError::bad_request(format!(
-                    "message {message} has {} swipes; index {index} does not exist",
-                    m.swipes.len()
-                )));
-            }
-            let current = m.swipe_id.unwrap_or(0) as usize;
-            if let Some(slot) = m.swipes.get_mut(current) {
-                slot.clone_from(&m.content);
-            }
-            m.content = m.swipes[index].clone();
-            m.swipe_id = Some(choice.index);
-            s.message_update(&m, None)?;
-            Ok(s.message_get(MessageId(message))?.unwrap_or(m))
+            Ok(tavo_tools::messages::choose_swipe(
+                s,
+                ChatId(chat),
+                MessageId(message),
+                choice.index,
+            )?)
         })
         .await?;
     state.hub.library("message", "updated", Some(message));
@@ -226,22 +195,11 @@ pub async fn view_page(
         return Err(ApiError::bad_request("limit must be 1..=500"));
     }
     let chat = ChatId(id);
-    let (context, messages, total, start) = state
-        .blocking(move |s| {
-            s.read(|tx| {
-                let context = DisplayContext::load_in(tx, chat)?;
-                let total = tx.message_count(chat)?;
-                let end = q.before.map_or(total, |b| b.min(total));
-                let start = end.saturating_sub(limit);
-                let messages = if end == 0 {
-                    Vec::new()
-                } else {
-                    tx.messages_range(chat, start, Some(end - 1))?
-                };
-                Ok((context, messages, total, start))
-            })
-        })
-        .await?;
+    let (page, context) = state
+        .blocking_api(move |s| Ok(DisplayContext::with_page(s, chat, q.before, limit)?))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("chat {id} does not exist")))?;
+    let (messages, total, start) = (page.messages, page.total, page.start);
     // Rules run in the JavaScript engine: off the async executor.
     let page = state
         .blocking(move |_| {
@@ -446,12 +404,10 @@ pub async fn test_connection(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    use tavo_llm::{ChatRequest, Client, ConnectionBook, Endpoint};
+    use tavo_llm::{ChatRequest, Client, Endpoint};
     let book = state
-        .blocking(|s| s.setting_get(tavo_llm::connection::SETTINGS_KEY))
+        .blocking_api(|s| tavo_engine::connections::book(s).map_err(super::connections::book_error))
         .await?;
-    let book =
-        ConnectionBook::from_setting(book).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let c = book
         .pick(Some(&name))
         .map_err(|e| ApiError::not_found(e.to_string()))?

@@ -14,8 +14,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tavo_model::AssetKind;
-use tavo_model::{Chat, ChatId, Message};
-use tavo_store::{AssetSummary, Store, StoreError};
+use tavo_model::{ChatId, Message};
+use tavo_store::{AssetSummary, Store};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -56,7 +56,9 @@ pub async fn list(
 ) -> ApiResult<Json<Vec<AssetSummary>>> {
     let kind = parse_kind(&kind)?;
     Ok(Json(
-        state.blocking(move |s| s.asset_summaries(kind)).await?,
+        state
+            .blocking_api(move |s| Ok(tavo_tools::reads::summaries(s, kind)?))
+            .await?,
     ))
 }
 
@@ -104,7 +106,7 @@ pub async fn get(
 ) -> ApiResult<(HeaderMap, Json<Value>)> {
     let kind = parse_kind(&kind)?;
     let value = state
-        .blocking(move |s| s.asset_json(kind, id))
+        .blocking_api(move |s| Ok(tavo_tools::reads::asset(s, kind, id)?))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("{kind} {id} not found")))?;
     let headers = revision_etag(&value);
@@ -159,7 +161,7 @@ pub async fn lorebook_entries(
     }
     let offset = q.offset.unwrap_or(0);
     let mut value = state
-        .blocking(move |s| s.asset_json(AssetKind::Lorebook, id))
+        .blocking_api(move |s| Ok(tavo_tools::reads::asset(s, AssetKind::Lorebook, id)?))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("lorebook {id} not found")))?;
     let headers = revision_etag(&value);
@@ -320,29 +322,13 @@ pub async fn messages_page(
     }
     let chat = ChatId(id);
     let page = state
-        .blocking(move |s| {
-            s.read(|tx| {
-                if tx.get::<Chat>(chat)?.is_none() {
-                    return Err(StoreError::NotFound {
-                        kind: "chat",
-                        id: id.to_string(),
-                    });
-                }
-                let total = tx.message_count(chat)?;
-                let end = q.before.map_or(total, |b| b.min(total));
-                let start = end.saturating_sub(limit);
-                let messages = if end == 0 {
-                    Vec::new()
-                } else {
-                    tx.messages_range(chat, start, Some(end - 1))?
-                };
-                Ok(MessagePage {
-                    messages,
-                    total,
-                    has_more: start > 0,
-                })
-            })
-        })
-        .await?;
+        .blocking_api(move |s| Ok(tavo_tools::reads::message_page(s, chat, q.before, limit)?))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("chat {id} does not exist")))?;
+    let page = MessagePage {
+        has_more: page.start > 0,
+        messages: page.messages,
+        total: page.total,
+    };
     Ok(Json(page))
 }

@@ -16,9 +16,9 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tavo_model::{ChatId, MessageId};
-use tavo_store::VarScope;
+use tavo_tools::variables;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::routes::media;
@@ -47,30 +47,8 @@ pub async fn variables(
     let chat = ChatId(id);
     state
         .blocking_api(move |s| {
-            s.read(|tx| {
-                if tx.chat_get(chat)?.is_none() {
-                    return Ok(Err(ApiError::not_found(format!(
-                        "chat {id} does not exist"
-                    ))));
-                }
-                let message = match q.message {
-                    None => Value::Null,
-                    Some(m) => {
-                        if tx.message_chat(MessageId(m))? != Some(chat) {
-                            return Ok(Err(ApiError::not_found(format!(
-                                "message {m} is not a message of chat {id}"
-                            ))));
-                        }
-                        Value::Object(tx.var_all(VarScope::Message(m))?)
-                    }
-                };
-                Ok(Ok(json!({
-                    "chat": tx.var_all(VarScope::Chat(id))?,
-                    "global": tx.var_all(VarScope::Global)?,
-                    "message": message,
-                })))
-            })
-            .map_err(ApiError::from)?
+            let snapshot = variables::snapshot(s, chat, q.message.map(MessageId))?;
+            serde_json::to_value(snapshot).map_err(|e| ApiError::internal("the variables", e))
         })
         .await
         .map(Json)

@@ -27,7 +27,7 @@ fn masked(book: &ConnectionBook) -> Value {
     })
 }
 
-fn book_error(e: BookError) -> ApiError {
+pub(super) fn book_error(e: BookError) -> ApiError {
     match e {
         BookError::Store(s) => s.into(),
         BookError::Connection(c) => conn_error(c),

@@ -22,9 +22,9 @@ use tokio::sync::broadcast;
 
 use crate::error::{ApiError, ApiResult};
 use crate::hub::{GlobalEvent, Replay};
-use crate::replies::stored_record;
 use crate::sse;
 use crate::state::AppState;
+use tavo_engine::status::stored_record;
 
 /// The `Last-Event-ID` header, when it is a number.
 pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
@@ -132,12 +132,12 @@ pub async fn reply(
     }
     let shown = id.clone();
     let stored = state
-        .blocking(move |s| {
+        .blocking_api(move |s| {
             let Some(record) = stored_record(s, &id)? else {
                 return Ok(None);
             };
             let message = match record.message_id {
-                Some(m) => s.message_get(MessageId(m))?,
+                Some(m) => tavo_tools::reads::message(s, MessageId(m))?,
                 None => None,
             };
             Ok(Some((record, message)))

@@ -29,7 +29,7 @@ pub async fn character_avatar(
     Path(id): Path<i64>,
 ) -> ApiResult<Response> {
     let avatar = state
-        .blocking(move |s| s.character_avatar_get(CharacterId(id)))
+        .blocking_api(move |s| Ok(tavo_tools::reads::character_avatar(s, CharacterId(id))?))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("character {id} has no avatar")))?;
     Ok(served(&avatar.mime_type, avatar.bytes))
@@ -45,7 +45,7 @@ pub async fn persona_avatar(
     Path(id): Path<i64>,
 ) -> ApiResult<Response> {
     let avatar = state
-        .blocking(move |s| s.persona_avatar_get(PersonaId(id)))
+        .blocking_api(move |s| Ok(tavo_tools::reads::persona_avatar(s, PersonaId(id))?))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("persona {id} has no avatar")))?;
     Ok(served(&avatar.mime_type, avatar.bytes))
@@ -80,7 +80,7 @@ pub async fn global_file(
 async fn file(state: AppState, scope: FileScope, name: String) -> ApiResult<Response> {
     let shown = name.clone();
     let bytes = state
-        .blocking(move |s| s.files().load(scope, &name))
+        .blocking_api(move |s| Ok(tavo_tools::reads::file(s, scope, &name)?))
         .await?
         .ok_or_else(|| {
             ApiError::not_found(format!("no {} file named {shown:?}", scope.as_str()))

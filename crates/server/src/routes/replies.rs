@@ -13,8 +13,9 @@ use tavo_engine::{EngineError, GenerationKind, ReplyRequest, RespondError, Respo
 use tavo_tools::UserAnswer;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::replies::{describe, stored_record};
+use crate::replies::describe;
 use crate::state::AppState;
+use tavo_engine::status::stored_record;
 
 /// Maps a start failure onto the API's errors.
 pub fn engine_error(e: EngineError) -> ApiError {

@@ -199,7 +199,7 @@ pub async fn sign(
         )));
     }
     let exists = state
-        .blocking_api(move |s| Ok(s.chat_get(tavo_model::ChatId(id))?.is_some()))
+        .blocking_api(move |s| Ok(tavo_tools::reads::chat(s, tavo_model::ChatId(id))?.is_some()))
         .await?;
     if !exists {
         return Err(ApiError::not_found(format!("chat {id} does not exist")));

@@ -69,7 +69,7 @@ pub async fn prompt(
         record: false,
     };
     let exists = state
-        .blocking(move |s| s.chat_get(tavo_model::ChatId(id)))
+        .blocking_api(move |s| Ok(tavo_tools::reads::chat(s, tavo_model::ChatId(id))?))
         .await?
         .is_some();
     if !exists {
@@ -159,17 +159,9 @@ pub async fn character_owned(
     Path(id): Path<i64>,
 ) -> ApiResult<Json<Value>> {
     let bindings = state
-        .blocking_api(move |s| {
-            s.read(|tx| {
-                if tx.get::<tavo_model::Character>(CharacterId(id))?.is_none() {
-                    return Ok(None);
-                }
-                tx.card_bindings(&[CharacterId(id)]).map(Some)
-            })
-            .map_err(ApiError::from)?
-            .ok_or_else(|| ApiError::not_found(format!("character {id} not found")))
-        })
-        .await?;
+        .blocking_api(move |s| Ok(tavo_tools::reads::card_bindings(s, CharacterId(id))?))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("character {id} not found")))?;
     Ok(Json(serde_json::to_value(bindings).map_err(|e| {
         ApiError::internal("the card's bindings", e)
     })?))
@@ -230,8 +222,9 @@ pub async fn set_persona_avatar(
     Ok(axum::http::StatusCode::NO_CONTENT)
 }
 
-/// Largest avatar accepted (a card's PNG; the editor uploads its crop).
-const MAX_AVATAR: usize = 8 << 20;
+/// Largest avatar accepted (a card's PNG; the editor uploads its crop): refused here as
+/// `413` before the library is asked.
+const MAX_AVATAR: usize = tavo_tools::avatars::MAX_AVATAR;
 
 /// Replaces a character's avatar with the image in the body (PNG, JPEG, WebP or GIF, by its
 /// signature; at most 8 MiB). A PNG export splices the card into this image. → `204`.
@@ -253,22 +246,13 @@ pub async fn set_character_avatar(
             body.len()
         )));
     }
-    let kind = tavo_model::ImageType::sniff(&body).ok_or_else(|| {
-        ApiError::bad_request("the body is not a PNG, JPEG, WebP or GIF image")
-            .with_details(serde_json::json!({"path": "body", "expected": "image bytes"}))
-    })?;
-    let avatar = tavo_store::Avatar {
-        mime_type: kind.mime_type().to_owned(),
-        bytes: body.to_vec(),
-    };
     state
         .blocking_api(move |s| {
-            if s.read(|tx| tx.get::<tavo_model::Character>(CharacterId(id)))?
-                .is_none()
-            {
-                return Err(ApiError::not_found(format!("character {id} not found")));
-            }
-            Ok(s.character_avatar_set(CharacterId(id), &avatar)?)
+            Ok(tavo_tools::avatars::set_character_avatar(
+                s,
+                CharacterId(id),
+                &body,
+            )?)
         })
         .await?;
     state.hub.library("character", "updated", Some(id));

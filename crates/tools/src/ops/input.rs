@@ -42,7 +42,8 @@ pub fn read_draft(store: &Store, chat: i64) -> Result<String, ToolError> {
         .unwrap_or_default())
 }
 
-fn write_draft(store: &Store, chat: i64, text: &str) -> Result<(), ToolError> {
+/// Replaces the chat's draft (`""` clears it).
+pub fn write_draft(store: &Store, chat: i64, text: &str) -> Result<(), ToolError> {
     store
         .chat_state_set(ChatId(chat), DRAFT_KEY, &Value::String(text.to_owned()))
         .map_err(internal)

@@ -12,14 +12,15 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tavo_store::VarScope;
+use tavo_model::ChatId;
 
-use crate::context::{OpContext, store_error};
+use crate::context::OpContext;
 use crate::error::ToolError;
 use crate::operation::{OpSpec, Outcome, Safety};
-use crate::ops::require_chat;
 use crate::registry::Registry;
 use crate::validate::SchemaError;
+pub use crate::variables::MessageTarget;
+use crate::variables::{self, VarTarget};
 
 /// `chat` (default), `global`, or `message`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -32,18 +33,6 @@ pub enum VarScopeArg {
     Global,
     /// Variables of one message of the chat (see `message`; default its last message).
     Message,
-}
-
-/// Which message holds message-scope variables: by id, or by floor index.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MessageTarget {
-    /// The message id (stable when messages are deleted).
-    #[serde(default)]
-    pub id: Option<i64>,
-    /// The floor (0 = first, -1 = last); drifts when messages are deleted.
-    #[serde(default)]
-    pub index: Option<i64>,
 }
 
 /// Arguments of get and unset.
@@ -95,19 +84,11 @@ pub struct VarUpdateArgs {
     pub message: Option<MessageTarget>,
 }
 
-/// Where a call's variables live; a message scope is resolved against the store later
-/// ([`resolve`]), since the message must be looked up in the call's chat.
-#[derive(Debug, Clone, Copy)]
-enum Target {
-    Scope(VarScope),
-    Message(i64, MessageTarget),
-}
-
 fn scope_of(
     ctx: &OpContext,
     scope: Option<VarScopeArg>,
     message: Option<MessageTarget>,
-) -> Result<(Target, &'static str), ToolError> {
+) -> Result<(VarTarget, &'static str), ToolError> {
     if message.is_some() && scope != Some(VarScopeArg::Message) {
         return Err(ToolError::invalid_at(
             "message",
@@ -116,123 +97,41 @@ fn scope_of(
         ));
     }
     match scope.unwrap_or_default() {
-        VarScopeArg::Global => Ok((Target::Scope(VarScope::Global), "global")),
-        VarScopeArg::Chat => Ok((Target::Scope(VarScope::Chat(ctx.chat_id()?)), "chat")),
+        VarScopeArg::Global => Ok((VarTarget::Global, "global")),
+        VarScopeArg::Chat => Ok((VarTarget::Chat(ChatId(ctx.chat_id()?)), "chat")),
         VarScopeArg::Message => Ok((
-            Target::Message(ctx.chat_id()?, message.unwrap_or_default()),
+            VarTarget::Message(ChatId(ctx.chat_id()?), message.unwrap_or_default()),
             "message",
         )),
     }
 }
 
-/// The store scope of a target: the chat must exist, and a message target must name a
-/// message of that chat (`resource_not_found` naming `message.id` / `message.index`).
-fn resolve(store: &tavo_store::Store, target: Target) -> Result<VarScope, ToolError> {
-    let err = |e| store_error("finding the message", e);
-    match target {
-        Target::Scope(scope) => {
-            require_chat(store, scope_chat(scope))?;
-            Ok(scope)
-        }
-        Target::Message(chat, at) => {
-            require_chat(store, Some(chat))?;
-            let chat_id = tavo_model::ChatId(chat);
-            let not_found = |path: &str, what: String| {
-                ToolError::new(
-                    crate::error::ErrorCode::ResourceNotFound,
-                    format!("{path}: {what} is not a message of this chat"),
-                )
-                .with_details(json!({"path": path}))
-            };
-            match (at.id, at.index) {
-                (Some(_), Some(_)) => Err(ToolError::invalid_at(
-                    "message",
-                    "either id or index, not both",
-                    "object",
-                )),
-                (Some(id), None) => {
-                    let owner = store.message_chat(tavo_model::MessageId(id)).map_err(err)?;
-                    if owner != Some(chat_id) {
-                        return Err(not_found("message.id", format!("message {id}")));
-                    }
-                    Ok(VarScope::Message(id))
-                }
-                (None, index) => {
-                    let count = store.message_count(chat_id).map_err(err)? as i64;
-                    let index = index.unwrap_or(-1);
-                    let floor = if index < 0 { count + index } else { index };
-                    if floor < 0 || floor >= count {
-                        return Err(not_found("message.index", format!("floor {index}")));
-                    }
-                    let rows = store
-                        .messages_range(chat_id, floor as u64, Some(floor as u64))
-                        .map_err(err)?;
-                    let id = rows
-                        .first()
-                        .and_then(|m| m.id)
-                        .ok_or_else(|| not_found("message.index", format!("floor {index}")))?;
-                    Ok(VarScope::Message(id.0))
-                }
-            }
-        }
-    }
-}
-
-fn check_path(name: &str) -> Result<(), ToolError> {
-    if name.trim().is_empty() || name.split('.').any(|s| s.is_empty()) {
-        return Err(ToolError::invalid_at(
-            "name",
-            "a non-empty name or dotted path without empty segments (status.hp)",
-            "string",
-        ));
-    }
-    Ok(())
-}
-
 async fn get(args: VarNameArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
-    check_path(&args.name)?;
+    variables::check_name(&args.name)?;
     let (target, label) = scope_of(&ctx, args.scope, args.message)?;
     ctx.blocking("reading the variable", move |store| {
-        let scope = resolve(store, target)?;
-        let value = store.var_get(scope, &args.name).map_err(|e| store_error("reading the variable", e))?;
+        let value = variables::get(store, target, &args.name)?;
         let exists = value.is_some();
         Outcome::value(json!({"name": args.name, "scope": label, "exists": exists, "value": value.unwrap_or(Value::Null)}))
     })
     .await
 }
 
-fn scope_chat(scope: VarScope) -> Option<i64> {
-    match scope {
-        VarScope::Chat(id) => Some(id),
-        _ => None,
-    }
-}
-
 async fn set(args: VarSetArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
-    check_path(&args.name)?;
+    variables::check_name(&args.name)?;
     let (target, label) = scope_of(&ctx, args.scope, args.message)?;
     ctx.blocking("writing the variable", move |store| {
-        let scope = resolve(store, target)?;
-        store
-            .var_set(scope, &args.name, &args.value)
-            .map_err(|e| store_error("writing the variable", e))?;
+        variables::set(store, target, &args.name, &args.value)?;
         Outcome::value(json!({"name": args.name, "scope": label, "value": args.value}))
     })
     .await
 }
 
 async fn update(args: VarUpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
-    check_path(&args.name)?;
+    variables::check_name(&args.name)?;
     let (target, label) = scope_of(&ctx, args.scope, args.message)?;
     ctx.blocking("updating the variable", move |store| {
-        let scope = resolve(store, target)?;
-        let patch = Value::Object(args.value);
-        store
-            .var_update(scope, &args.name, &patch)
-            .map_err(|e| store_error("updating the variable", e))?;
-        let value = store
-            .var_get(scope, &args.name)
-            .map_err(|e| store_error("updating the variable", e))?;
+        let value = variables::update(store, target, &args.name, args.value)?;
         Outcome::value(
             json!({"name": args.name, "scope": label, "value": value.unwrap_or(Value::Null)}),
         )
@@ -241,13 +140,10 @@ async fn update(args: VarUpdateArgs, ctx: OpContext) -> Result<Outcome, ToolErro
 }
 
 async fn unset(args: VarNameArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
-    check_path(&args.name)?;
+    variables::check_name(&args.name)?;
     let (target, label) = scope_of(&ctx, args.scope, args.message)?;
     ctx.blocking("removing the variable", move |store| {
-        let scope = resolve(store, target)?;
-        let removed = store
-            .var_unset(scope, &args.name)
-            .map_err(|e| store_error("removing the variable", e))?;
+        let removed = variables::unset(store, target, &args.name)?;
         Outcome::value(json!({"name": args.name, "scope": label, "removed": removed}))
     })
     .await
