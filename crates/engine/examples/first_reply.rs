@@ -7,6 +7,11 @@
 //! `cargo run --release -p tavo-engine --example first_reply [MODEL] [MESSAGES]`
 //! (defaults `gpt-4o`, 20 history messages; `--warm` first calls `Engine::warm_tokenizers`,
 //! as `tavo serve` does at start, and waits 8 s).
+//!
+//! `--floor` measures the machine's floor instead, in the same kind of fresh process: the same
+//! messages sent as a ready `ChatRequest` straight through a new `tavo_llm::Client` (no
+//! engine: no library reads, no prompt, no reply row) — what encoding, the loopback connection
+//! and the mock's parsing cost alone, first request and later ones.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +30,7 @@ const REPLIES: usize = 6;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let warm = args.iter().any(|a| a == "--warm");
+    let floor = args.iter().any(|a| a == "--floor");
     let mut positional = args.iter().filter(|a| !a.starts_with("--"));
     let model = positional
         .next()
@@ -35,10 +41,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(run(model, history, warm))
+    rt.block_on(run(model, history, warm, floor))
 }
 
-async fn run(model: String, history: usize, warm: bool) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(
+    model: String,
+    history: usize,
+    warm: bool,
+    floor: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let store = Store::open(dir.path())?;
     let chat = store.write(|tx| {
@@ -98,6 +109,9 @@ async fn run(model: String, history: usize, warm: bool) -> Result<(), Box<dyn st
         true,
     )?;
     store.setting_set(SETTINGS_KEY, &book.to_setting())?;
+    if floor {
+        return pass_through(&mock, &model, &messages, &arrived).await;
+    }
     let retry = RetryPolicy {
         max_retries: 0,
         base_delay: Duration::from_millis(10),
@@ -127,6 +141,58 @@ async fn run(model: String, history: usize, warm: bool) -> Result<(), Box<dyn st
         let label = if i == 0 { "first reply" } else { "later reply" };
         println!(
             "{label} {}: {:.2} ms from start to the request at the provider",
+            i + 1,
+            at.duration_since(start).as_secs_f64() * 1000.0
+        );
+    }
+    Ok(())
+}
+
+/// The floor: the same messages (plus the user's `hello?`) as one ready request, sent
+/// [`REPLIES`] times through a fresh client, timed like the replies.
+async fn pass_through(
+    mock: &MockProvider,
+    model: &str,
+    history: &[Message],
+    arrived: &Mutex<Vec<Instant>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let endpoint = tavo_llm::Endpoint {
+        protocol: Protocol::OpenaiChat,
+        base_url: mock.base_url(Wire::OpenaiChat),
+        api_key: Some("sk-bench-0000000000000000".into()),
+    };
+    let mut messages: Vec<tavo_llm::Message> = history
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::User => tavo_llm::Role::User,
+                _ => tavo_llm::Role::Assistant,
+            };
+            tavo_llm::Message::text(role, m.content.clone())
+        })
+        .collect();
+    messages.push(tavo_llm::Message::text(tavo_llm::Role::User, "hello?"));
+    let request = tavo_llm::ChatRequest::new(model, messages);
+    let client = Client::with(RetryPolicy::none(), Timeouts::default())?;
+    println!(
+        "model {model}, {} history messages, floor (no engine)",
+        history.len()
+    );
+    for i in 0..REPLIES {
+        let start = Instant::now();
+        client.complete(&endpoint, &request).await?;
+        let at = arrived
+            .lock()
+            .ok()
+            .and_then(|a| a.get(i).copied())
+            .ok_or("the mock provider saw no request")?;
+        let label = if i == 0 {
+            "first request"
+        } else {
+            "later request"
+        };
+        println!(
+            "{label} {}: {:.2} ms from the call to the request at the provider",
             i + 1,
             at.duration_since(start).as_secs_f64() * 1000.0
         );
