@@ -3,7 +3,7 @@
 //! exists.
 
 use tavo_model::{Character, CharacterId, ImageType, Persona, PersonaId};
-use tavo_store::{Avatar, Store};
+use tavo_store::{Asset, Avatar, Store};
 
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
@@ -39,13 +39,7 @@ fn avatar_of(bytes: &[u8]) -> Result<Avatar, ToolError> {
 /// Replaces a persona's avatar (shown beside the user's messages).
 pub fn set_persona_avatar(store: &Store, id: PersonaId, bytes: &[u8]) -> Result<(), ToolError> {
     let avatar = avatar_of(bytes)?;
-    let exists = store
-        .read(|tx| tx.get::<Persona>(id))
-        .map_err(|e| store_error("reading the persona", e))?
-        .is_some();
-    if !exists {
-        return Err(ToolError::not_found("persona", id.0));
-    }
+    require::<Persona>(store, id)?;
     store
         .persona_avatar_set(id, &avatar)
         .map_err(|e| store_error("saving the avatar", e))
@@ -54,16 +48,23 @@ pub fn set_persona_avatar(store: &Store, id: PersonaId, bytes: &[u8]) -> Result<
 /// Replaces a character's avatar (the card image a PNG export embeds the card in).
 pub fn set_character_avatar(store: &Store, id: CharacterId, bytes: &[u8]) -> Result<(), ToolError> {
     let avatar = avatar_of(bytes)?;
-    let exists = store
-        .read(|tx| tx.get::<Character>(id))
-        .map_err(|e| store_error("reading the character", e))?
-        .is_some();
-    if !exists {
-        return Err(ToolError::not_found("character", id.0));
-    }
+    require::<Character>(store, id)?;
     store
         .character_avatar_set(id, &avatar)
         .map_err(|e| store_error("saving the avatar", e))
+}
+
+/// `resource_not_found` unless the asset exists: an avatar is stored only for one that does.
+fn require<A: Asset>(store: &Store, id: A::Id) -> Result<(), ToolError> {
+    let exists = store
+        .read(|tx| tx.get::<A>(id))
+        .map_err(|e| store_error("reading the asset", e))?
+        .is_some();
+    if exists {
+        Ok(())
+    } else {
+        Err(ToolError::not_found(A::KIND.as_str(), A::raw_id(id)))
+    }
 }
 
 #[cfg(test)]

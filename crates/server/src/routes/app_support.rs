@@ -195,15 +195,15 @@ pub async fn view_page(
         return Err(ApiError::bad_request("limit must be 1..=500"));
     }
     let chat = ChatId(id);
-    let (page, context) = state
-        .blocking_api(move |s| Ok(DisplayContext::with_page(s, chat, q.before, limit)?))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("chat {id} does not exist")))?;
-    let (messages, total, start) = (page.messages, page.total, page.start);
-    // Rules run in the JavaScript engine: off the async executor.
+    // One trip off the executor: the page and its rules read in one snapshot, then the rules
+    // run in the JavaScript engine on the same blocking thread.
     let page = state
-        .blocking(move |_| {
-            let messages = messages
+        .blocking_api(move |s| {
+            let (page, context) = DisplayContext::with_page(s, chat, q.before, limit)?
+                .ok_or_else(|| ApiError::not_found(format!("chat {id} does not exist")))?;
+            let (total, start) = (page.total, page.start);
+            let messages = page
+                .messages
                 .into_iter()
                 .enumerate()
                 .map(|(i, message)| {
