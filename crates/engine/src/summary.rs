@@ -144,45 +144,17 @@ impl AuditRecord {
     /// The details object. `tavo_web_fetch` results keep only their metadata (final URL,
     /// status, MIME, sizes, warnings), never the page text or continuation cursor (seed 000).
     pub fn details(&self) -> Value {
-        let result = if self.tool == "tavo_web_fetch" {
-            web_fetch_projection(&self.envelope)
-        } else {
-            self.envelope.clone()
-        };
         json!({
             "replyId": self.reply_id,
             "callId": self.call_id,
             "arguments": self.arguments,
-            "result": result,
+            "result": tavo_tools::audit::audited_result(&self.tool, &self.envelope),
             "status": self.status,
             "truncated": self.truncated,
             "runMs": self.run_ms,
             "waitedMs": self.waited_ms,
         })
     }
-}
-
-fn web_fetch_projection(envelope: &Value) -> Value {
-    let Some(result) = envelope.get("result").and_then(Value::as_object) else {
-        return envelope.clone();
-    };
-    let keep = [
-        "finalUrl",
-        "url",
-        "status",
-        "mimeType",
-        "contentType",
-        "bytes",
-        "contentBytes",
-        "elapsedMs",
-        "warnings",
-    ];
-    let projected: serde_json::Map<String, Value> = result
-        .iter()
-        .filter(|(k, _)| keep.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    json!({"ok": envelope.get("ok").cloned().unwrap_or(Value::Bool(true)), "result": projected})
 }
 
 #[cfg(test)]

@@ -337,15 +337,16 @@ async fn entries_chats_and_messages_through_the_same_operations() {
     .await;
     assert_eq!(chat["isError"], false, "{chat}");
     let chat = chat["structuredContent"]["id"].as_i64().expect("chat id");
-    call(
+    let appended = call(
         &s,
         9,
         "tavo_message_append",
         json!({"chatId": chat, "message": {"role": "user", "content": "Hello"}}),
     )
     .await;
+    assert_eq!(appended["isError"], false, "{appended}");
     let count = call(&s, 10, "tavo_message_count", json!({"chatId": chat})).await;
-    assert_eq!(count["structuredContent"]["count"], 2);
+    assert_eq!(count["structuredContent"]["count"], 2, "{count}");
     let last = call(
         &s,
         11,

@@ -106,12 +106,14 @@ impl ApprovalPolicy {
         self.chats.remove(&chat);
     }
 
-    /// Loads the policy from the settings store (empty when never saved).
-    pub fn load(store: &Store) -> Result<Self, tavo_store::StoreError> {
-        Ok(store
-            .setting_get(SETTING_KEY)?
-            .and_then(|v| serde_json::from_value(v).ok())
-            .unwrap_or_default())
+    /// Loads the policy from the settings store (empty when never saved). A stored policy
+    /// that cannot be read is an error, never the defaults: the policy fails closed, so a
+    /// `deny` the user chose is not lost to a read failure or a damaged value.
+    pub fn load(store: &Store) -> Result<Self, PolicyError> {
+        match store.setting_get(SETTING_KEY)? {
+            None => Ok(Self::default()),
+            Some(value) => serde_json::from_value(value).map_err(PolicyError::Malformed),
+        }
     }
 
     /// Saves the policy to the settings store.
@@ -119,6 +121,31 @@ impl ApprovalPolicy {
         let value = serde_json::to_value(self).unwrap_or_default();
         store.setting_set(SETTING_KEY, &value)
     }
+}
+
+/// Why the approval policy could not be read. A call that needs the policy is refused then
+/// ([`unreadable`]): running it under the defaults could run what the user denied.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The settings could not be read.
+    #[error(transparent)]
+    Store(#[from] tavo_store::StoreError),
+    /// The stored `tools.approval` is not a policy (edited by hand, or damaged).
+    #[error("the stored {SETTING_KEY} is not an approval policy: {0}")]
+    Malformed(serde_json::Error),
+}
+
+/// The error of a call refused because the policy could not be read.
+pub fn unreadable(tool: &str, err: &PolicyError) -> ToolError {
+    ToolError::new(
+        crate::error::ErrorCode::InternalError,
+        format!(
+            "{tool} was not run: the approval policy cannot be read ({err}), and a call is \
+             never run without it; reset the policy (DELETE /api/approvals drops every standing \
+             choice), set your choices again, then retry"
+        ),
+    )
+    .with_details(serde_json::json!({ "setting": SETTING_KEY }))
 }
 
 /// Answer values of a [`confirmation`] question.

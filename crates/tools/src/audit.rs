@@ -7,6 +7,7 @@
 //! rows go.
 
 use serde::Serialize;
+use serde_json::{Value, json};
 use tavo_store::{AUDIT_CAPACITY, AuditEntry, Store};
 
 use crate::context::store_error;
@@ -34,6 +35,88 @@ pub struct AuditPage {
 pub struct AuditCleared {
     /// Entries removed.
     pub removed: usize,
+}
+
+/// The largest arguments object an entry keeps whole (an import's base64 file would otherwise
+/// fill the log); a larger one is kept as a preview.
+pub const ARGUMENTS_LIMIT: usize = 16 * 1024;
+
+/// What the log keeps of one call's result: the envelope, except that a web fetch keeps only
+/// its metadata (final URL, status, type, sizes, warnings), never the page text or the
+/// continuation cursor — the log is not a copy of the pages a user read.
+pub fn audited_result(tool: &str, envelope: &Value) -> Value {
+    if tool != "tavo_web_fetch" {
+        return envelope.clone();
+    }
+    let Some(result) = envelope.get("result").and_then(Value::as_object) else {
+        return envelope.clone();
+    };
+    let keep = [
+        "finalUrl",
+        "url",
+        "status",
+        "mimeType",
+        "contentType",
+        "bytes",
+        "contentBytes",
+        "elapsedMs",
+        "warnings",
+    ];
+    let projected: serde_json::Map<String, Value> = result
+        .iter()
+        .filter(|(k, _)| keep.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    json!({"ok": envelope.get("ok").cloned().unwrap_or(Value::Bool(true)), "result": projected})
+}
+
+/// One direct call (no reply around it) as the log keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirectCallRecord {
+    /// The door it came through: `cli`, `http`, `mcp`.
+    pub door: &'static str,
+    /// The caller's id for the call.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The chat it worked on, if any.
+    pub chat: Option<i64>,
+    /// The arguments as validated.
+    pub arguments: Value,
+    /// The envelope answered.
+    pub envelope: Value,
+    /// Time spent running it (waiting for the user excluded).
+    pub run_ms: u64,
+    /// Time spent waiting for the user.
+    pub waited_ms: u64,
+}
+
+impl DirectCallRecord {
+    /// Appends the record to the log (one small transaction).
+    pub fn append(&self, store: &Store) -> Result<(), ToolError> {
+        let arguments = crate::budget::shape(
+            crate::budget::ToolResult::Value(self.arguments.clone()),
+            ARGUMENTS_LIMIT,
+        );
+        let ok = self.envelope.get("ok") == Some(&Value::Bool(true));
+        let details = json!({
+            "door": self.door,
+            "callId": self.call_id,
+            "arguments": arguments.result,
+            "result": audited_result(&self.tool, &self.envelope),
+            "status": if ok { "ok" } else { "error" },
+            "runMs": self.run_ms,
+            "waitedMs": self.waited_ms,
+        });
+        let target = match self.chat {
+            Some(chat) => format!("chat:{chat}"),
+            None => "library".to_owned(),
+        };
+        store
+            .audit_append(&format!("tool.{}", self.tool), Some(&target), &details)
+            .map(|_| ())
+            .map_err(|e| store_error("writing the audit log", e))
+    }
 }
 
 /// Up to `limit` (1..=[`MAX_PAGE`]) entries older than the entry `before`, newest first.

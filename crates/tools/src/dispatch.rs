@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tavo_store::Store;
 
-use crate::approval::{Approval, ApprovalPolicy, Decision, declined, refused};
+use crate::approval::{Approval, ApprovalPolicy, Decision, declined, refused, unreadable};
 use crate::ask::{Question, UserAnswer};
 use crate::budget::{ReplyBudget, ToolResult};
+use crate::call_clock::timed;
 use crate::context::{OpContext, Services};
 use crate::error::{ErrorCode, ToolError};
 use crate::exposure::{ExposedSet, ToolSettings};
@@ -33,6 +34,7 @@ use crate::extension::ExtensionTool;
 use crate::gate::Gate;
 use crate::operation::{BoxFuture, Outcome, Safety};
 use crate::registry::{Completed, Registry, complete};
+use crate::validate::ArgValidator;
 
 /// A future borrowed from its door.
 pub type DoorFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -213,6 +215,30 @@ impl std::fmt::Debug for Dispatcher {
 enum Target {
     Builtin(Safety),
     Extension(ExtensionTool),
+    Door(DoorTool),
+}
+
+/// A tool a door defines itself rather than an operation of the registry (MCP's library
+/// tools: search, get, create, update, delete with write safety). It takes every gate an
+/// operation takes ([`Dispatcher::call_door_tool`]), so no door has a path around the policy.
+pub struct DoorTool {
+    /// The tool's name, as the approval policy and the audit log know it.
+    pub name: String,
+    /// Its write-safety: the policy's default (`Confirm` asks, the others run).
+    pub safety: Safety,
+    /// Its arguments' schema, checked before the policy.
+    pub validator: Arc<ArgValidator>,
+    /// Runs the validated arguments; the answer goes to the caller as it is.
+    pub run: Box<dyn FnOnce(Value) -> BoxFuture<Result<Value, ToolError>> + Send>,
+}
+
+impl std::fmt::Debug for DoorTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DoorTool")
+            .field("name", &self.name)
+            .field("safety", &self.safety)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Dispatcher {
@@ -310,25 +336,80 @@ impl Dispatcher {
                 ),
             ));
         }
-        if scope.calls_made >= scope.max_calls {
-            return Err(ToolError::new(
-                ErrorCode::LimitExceeded,
-                format!(
-                    "{} tool calls were made already, the limit (tools.maxCalls); answer with what you have",
-                    scope.max_calls
-                ),
-            ));
-        }
-        scope.calls_made += 1;
+        count_call(scope)?;
         let (tool, target) = self.target(scope, &call.name)?;
-        let arguments = if call.arguments.is_null() {
+        self.run_target(
+            scope,
+            &call.id,
+            &tool,
+            target,
+            &call.arguments,
+            door,
+            waited,
+        )
+        .await
+    }
+
+    /// Runs a tool a door defines itself (MCP's library tools) through the same gates as an
+    /// operation: call limit, validation against its schema, the approval policy, the
+    /// time-out. Its answer is the door's own and is not cut to the model's result budget.
+    pub async fn call_door_tool(
+        &self,
+        scope: &mut CallScope,
+        call_id: &str,
+        tool: DoorTool,
+        arguments: &Value,
+        door: &dyn Door,
+    ) -> Dispatched {
+        let mut waited = Duration::ZERO;
+        let name = tool.name.clone();
+        let result = match count_call(scope) {
+            Ok(()) => {
+                self.run_target(
+                    scope,
+                    call_id,
+                    &name,
+                    Target::Door(tool),
+                    arguments,
+                    door,
+                    &mut waited,
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        let completed = match result {
+            Ok(done) => done,
+            Err(e) => complete(Err(e), &mut scope.budget),
+        };
+        Dispatched {
+            completed,
+            waited,
+            stealth: false,
+        }
+    }
+
+    /// Validation, the approval policy and the handler under the time-out, for a resolved
+    /// target.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_target(
+        &self,
+        scope: &mut CallScope,
+        call_id: &str,
+        tool: &str,
+        target: Target,
+        arguments: &Value,
+        door: &dyn Door,
+        waited: &mut Duration,
+    ) -> Result<Completed, ToolError> {
+        let arguments = if arguments.is_null() {
             Value::Object(Default::default())
         } else {
-            call.arguments.clone()
+            arguments.clone()
         };
         let safety = match &target {
             Target::Builtin(safety) => {
-                if let Some(op) = self.registry.get(&tool) {
+                if let Some(op) = self.registry.get(tool) {
                     op.validate(&arguments)?;
                 }
                 *safety
@@ -344,37 +425,19 @@ impl Dispatcher {
                     crate::extension::ExtensionSource::Page { .. } => Safety::Read,
                 }
             }
+            Target::Door(door_tool) => {
+                door_tool.validator.check(tool, &arguments)?;
+                door_tool.safety
+            }
         };
         let pending = PendingCall {
-            call_id: &call.id,
-            tool: &tool,
+            call_id,
+            tool,
             safety,
             arguments: &arguments,
             chat: scope.chat,
         };
-        let policy = self.approval_policy().await;
-        match policy.decide(scope.chat, &tool, safety) {
-            Decision::Run => {}
-            Decision::Refuse => return Err(refused(&tool)),
-            Decision::Confirm => {
-                let asked = Instant::now();
-                let choice = door.confirm(pending).await;
-                *waited += asked.elapsed();
-                match choice? {
-                    Confirmation::Allow { remember } => {
-                        if remember {
-                            self.remember(scope.chat, &tool, Approval::Allow).await;
-                        }
-                    }
-                    Confirmation::Deny { remember } => {
-                        if remember {
-                            self.remember(scope.chat, &tool, Approval::Deny).await;
-                        }
-                        return Err(declined(&tool));
-                    }
-                }
-            }
-        }
+        self.admit(pending, door, waited).await?;
         let limit = scope.call_timeout;
         match target {
             Target::Extension(ext) => {
@@ -389,14 +452,23 @@ impl Dispatcher {
                     crate::extension::ExtensionSource::Page { .. } => scope.page_call_timeout,
                     crate::extension::ExtensionSource::Mcp { .. } => limit,
                 };
-                let value = timed(limit, &tool, runner.run(&ext, chat, arguments)).await??;
+                let value = timed(limit, tool, runner.run(&ext, chat, arguments)).await??;
                 Ok(complete(
                     Ok((ToolResult::Value(value), Vec::new())),
                     &mut scope.budget,
                 ))
             }
+            Target::Door(door_tool) => {
+                let value = timed(limit, tool, (door_tool.run)(arguments)).await??;
+                Ok(Completed {
+                    envelope: serde_json::json!({ "ok": true, "result": value }),
+                    truncated: false,
+                    expose: Vec::new(),
+                    error: None,
+                })
+            }
             Target::Builtin(_) => {
-                let op = self.registry.get(&tool).ok_or_else(|| unknown(&tool))?;
+                let op = self.registry.get(tool).ok_or_else(|| unknown(tool))?;
                 let ctx = OpContext {
                     store: self.store.clone(),
                     chat: scope.chat,
@@ -409,7 +481,7 @@ impl Dispatcher {
                         .unwrap_or_default(),
                     gate: self.gate.clone(),
                 };
-                let mut outcome = timed(limit, &tool, op.run(arguments.clone(), ctx)).await?;
+                let mut outcome = timed(limit, tool, op.run(arguments.clone(), ctx)).await?;
                 loop {
                     match outcome {
                         Err(e) => return Err(e),
@@ -420,8 +492,43 @@ impl Dispatcher {
                             let asked = Instant::now();
                             let answer = door.ask(pending, question).await;
                             *waited += asked.elapsed();
-                            outcome = timed(limit, &tool, resume(answer)).await?;
+                            outcome = timed(limit, tool, resume(answer)).await?;
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The approval policy's gate: run, refuse, or ask the door. A policy that cannot be read
+    /// refuses the call (fails closed).
+    async fn admit(
+        &self,
+        pending: PendingCall<'_>,
+        door: &dyn Door,
+        waited: &mut Duration,
+    ) -> Result<(), ToolError> {
+        let tool = pending.tool;
+        let policy = self.approval_policy(tool).await?;
+        match policy.decide(pending.chat, tool, pending.safety) {
+            Decision::Run => Ok(()),
+            Decision::Refuse => Err(refused(tool)),
+            Decision::Confirm => {
+                let asked = Instant::now();
+                let choice = door.confirm(pending).await;
+                *waited += asked.elapsed();
+                match choice? {
+                    Confirmation::Allow { remember } => {
+                        if remember {
+                            self.remember(pending.chat, tool, Approval::Allow).await;
+                        }
+                        Ok(())
+                    }
+                    Confirmation::Deny { remember } => {
+                        if remember {
+                            self.remember(pending.chat, tool, Approval::Deny).await;
+                        }
+                        Err(declined(tool))
                     }
                 }
             }
@@ -460,28 +567,30 @@ impl Dispatcher {
         }
     }
 
-    /// The user's approval policy. A policy that cannot be read is the default one (confirm
-    /// writes whose contract asks for it).
-    async fn approval_policy(&self) -> ApprovalPolicy {
-        self.gate
+    /// The user's approval policy, for a call of `tool`. A policy that cannot be read refuses
+    /// the call: running it under the defaults could run what the user denied.
+    async fn approval_policy(&self, tool: &str) -> Result<ApprovalPolicy, ToolError> {
+        let read = self
+            .gate
             .run(&self.store, "reading the approval policy", |store| {
-                ApprovalPolicy::load(store)
-                    .map_err(|e| crate::context::store_error("reading the approval policy", e))
+                Ok(ApprovalPolicy::load(store))
             })
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e.message, "cannot read the approval policy; using the default");
-                ApprovalPolicy::default()
-            })
+            .await?;
+        read.map_err(|e| {
+            tracing::warn!(error = %e, tool, "cannot read the approval policy; the call is refused");
+            unreadable(tool, &e)
+        })
     }
 
     /// Remembers the user's choice for `tool` in `chat` (everywhere when there is no chat).
+    /// A policy that cannot be read is left as it is: saving over it would lose the user's
+    /// other choices. The call itself goes on either way (the user just answered it).
     async fn remember(&self, chat: Option<i64>, tool: &str, approval: Approval) {
         let tool = tool.to_owned();
         let saved = self
             .gate
             .run(&self.store, "saving the approval choice", move |store| {
-                let mut policy = ApprovalPolicy::load(store).unwrap_or_default();
+                let mut policy = ApprovalPolicy::load(store).map_err(|e| unreadable(&tool, &e))?;
                 policy.remember(chat, &tool, approval);
                 policy
                     .save(store)
@@ -492,6 +601,21 @@ impl Dispatcher {
             tracing::warn!(error = %e.message, "cannot remember the approval choice");
         }
     }
+}
+
+/// Counts a call against the scope's limit (`tools.maxCalls`).
+fn count_call(scope: &mut CallScope) -> Result<(), ToolError> {
+    if scope.calls_made >= scope.max_calls {
+        return Err(ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{} tool calls were made already, the limit (tools.maxCalls); answer with what you have",
+                scope.max_calls
+            ),
+        ));
+    }
+    scope.calls_made += 1;
+    Ok(())
 }
 
 fn unknown(name: &str) -> ToolError {
@@ -506,23 +630,6 @@ fn no_chat() -> ToolError {
         ErrorCode::ResourceNotFound,
         "there is no chat for this call; extension tools run in the chat of a reply",
     )
-}
-
-/// Runs `future` under the per-call time-out.
-async fn timed<T>(
-    limit: Duration,
-    tool: &str,
-    future: impl Future<Output = T>,
-) -> Result<T, ToolError> {
-    tokio::time::timeout(limit, future).await.map_err(|_| {
-        ToolError::new(
-            ErrorCode::Timeout,
-            format!(
-                "{tool} did not finish within {}s and was stopped; try a smaller request or answer without it",
-                limit.as_secs()
-            ),
-        )
-    })
 }
 
 /// A door with nobody to ask: confirmations follow `confirmed` (the caller's up-front consent,

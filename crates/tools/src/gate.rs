@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tavo_store::Store;
 use tokio::sync::{AcquireError, Semaphore, SemaphorePermit};
 
+use crate::call_clock::CallClock;
 use crate::error::ToolError;
 
 /// Library tasks that run at once behind one gate.
@@ -45,15 +46,50 @@ impl Gate {
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, ToolError> + Send + 'static,
     {
-        let _permit = self
-            .acquire()
-            .await
-            .map_err(|_| ToolError::internal(what))?;
+        // Inside a call, the call's clock learns how long this waits and whether store work
+        // runs (see `call_clock`): queued time is not the call's, and a started write is
+        // awaited past the deadline rather than left to land after `timeout` was answered.
+        let clocks = CallClock::current();
+        let permit = {
+            let _waiting = Waiting::begin(&clocks);
+            self.acquire()
+                .await
+                .map_err(|_| ToolError::internal(what))?
+        };
+        CallClock::begin_store_work(&clocks, what)?;
+        let _working = StoreWork(&clocks);
         let store = store.clone();
-        match tokio::task::spawn_blocking(move || f(&store)).await {
+        let result = match tokio::task::spawn_blocking(move || f(&store)).await {
             Ok(result) => result,
             Err(_) => Err(ToolError::internal(what)),
-        }
+        };
+        drop(permit);
+        result
+    }
+}
+
+/// A wait for a gate place, ended when dropped (granted or abandoned).
+struct Waiting<'a>(&'a [CallClock]);
+
+impl<'a> Waiting<'a> {
+    fn begin(clocks: &'a [CallClock]) -> Self {
+        CallClock::begin_wait(clocks);
+        Self(clocks)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        CallClock::end_wait(self.0);
+    }
+}
+
+/// Store work in progress, ended when dropped.
+struct StoreWork<'a>(&'a [CallClock]);
+
+impl Drop for StoreWork<'_> {
+    fn drop(&mut self) {
+        CallClock::end_store_work(self.0);
     }
 }
 

@@ -7,6 +7,9 @@
 //! - [`dispatch`]: [`Dispatcher`], the one call path of every door (JSON → call limit →
 //!   target → validation → approval → handler under the time-out → budgets → envelope), and
 //!   the [`Door`] trait by which a door confirms and asks. [`gate`]: the bound on library tasks.
+//! - [`direct`]: the one entry point of a call with no reply around it (CLI, HTTP ops, MCP):
+//!   settings read (failing closed), scope, dispatch, audit. [`call_clock`]: the time-out
+//!   that never answers `timeout` for a call that changed something.
 //! - [`registry`]: [`Registry`], operations by name, and their declarations.
 //! - [`operation`]: [`Operation`], [`OpSpec`], [`Safety`], [`Outcome`].
 //! - [`schema`], [`validate`]: strict schemas generated with schemars, validated with jsonschema.
@@ -39,8 +42,10 @@ pub mod audit;
 pub mod avatars;
 pub mod backup;
 pub mod budget;
+pub mod call_clock;
 pub mod chats;
 pub mod context;
+pub mod direct;
 pub mod discovery;
 pub mod dispatch;
 pub mod error;
@@ -72,9 +77,10 @@ pub use approval::{Approval, ApprovalPolicy, Decision};
 pub use ask::{Question, UserAnswer};
 pub use budget::{REPLY_LIMIT, RESULT_LIMIT, ReplyBudget, ToolResult};
 pub use context::{ImageGenerator, ImageJob, MemoryExtractor, OpContext, Services};
+pub use direct::{DirectTarget, Origin};
 pub use dispatch::{
-    CallScope, Confirmation, Dispatched, Dispatcher, Door, ExtensionRunner, PendingCall, ToolCall,
-    UnattendedDoor,
+    CallScope, Confirmation, Dispatched, Dispatcher, Door, DoorTool, ExtensionRunner, PendingCall,
+    ToolCall, UnattendedDoor,
 };
 pub use error::{ErrorCode, ToolError};
 pub use exposure::{ExposedSet, GenerationKind, ToolSettings};

@@ -15,7 +15,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tavo_tools::dispatch::{DoorFuture, PendingCall};
 use tavo_tools::{
-    CallScope, Confirmation, Door, Question, ToolCall, ToolError, ToolSettings, UserAnswer,
+    Confirmation, DirectTarget, Door, Origin, Question, ToolCall, ToolError, UserAnswer,
     builtin_registry,
 };
 
@@ -131,13 +131,11 @@ pub(crate) async fn call_tool(
     args: Value,
     yes: bool,
 ) -> Value {
-    let settings = ToolSettings::load(engine.store()).unwrap_or_default();
-    let mut scope = CallScope::direct(chat, &settings);
     let call = ToolCall::new("cli", name, args);
     let door = TerminalDoor { yes };
     engine
         .dispatcher()
-        .call(&mut scope, &call, &door)
+        .call_direct(Origin::Cli, chat, DirectTarget::Named(&call), &door)
         .await
         .completed
         .envelope

@@ -80,6 +80,23 @@ pub async fn all(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     ))
 }
 
+/// Drops every standing choice, global and per chat: the way back from a policy that can no
+/// longer be read (calls are refused while it cannot, never run under the defaults).
+/// Answers `{tools: {}, chats: {}}`.
+#[utoipa::path(delete, path = "/api/approvals", tag = "settings",
+    responses((status = 200, description = "`{tools, chats}`, both empty", body = Object),
+              (status = 500, description = "The policy could not be saved", body = ErrorBody)))]
+pub async fn reset(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    state
+        .blocking_api(|s| {
+            ApprovalPolicy::default()
+                .save(s)
+                .map_err(|e| ApiError::internal("saving the approval policy", e))
+        })
+        .await?;
+    Ok(Json(json!({ "tools": {}, "chats": {} })))
+}
+
 /// `{approval}`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -92,7 +92,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         .routes(routes!(group::set_member))
         .routes(routes!(approvals::list))
         .routes(routes!(approvals::forget))
-        .routes(routes!(approvals::all))
+        .routes(routes!(approvals::all, approvals::reset))
         .routes(routes!(approvals::set, approvals::unset))
         .routes(routes!(app_support::list_settings))
         .routes(routes!(app_support::set_setting))

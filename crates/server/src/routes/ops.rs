@@ -1,9 +1,10 @@
 //! The operation door: `GET /api/ops` lists every operation of the registry the model uses,
 //! `POST /api/ops/{name}` calls one with JSON arguments and answers the strict envelope.
 //!
-//! The call takes the one call path of every door (`tavo_tools::Dispatcher`: strict validation
-//! once, the approval policy, the handler under `tools.callTimeoutSeconds`, budgets, the
-//! envelope), with the services replies get (web fetch and search). The HTTP caller is the user (or their own program), so an operation whose
+//! The call takes the one direct-call path of every door (`tavo_tools::direct`: the tool
+//! settings, strict validation once, the approval policy — which fails closed —, the handler
+//! under `tools.callTimeoutSeconds`, budgets, the envelope, the audit log of writes), with the
+//! services replies get (web fetch and search). The HTTP caller is the user (or their own program), so an operation whose
 //! contract asks for confirmation runs only with `?confirm=true` — the UI shows its dialog
 //! first — and the approval policy's `deny` refuses it always. An operation that would pause
 //! for the user (`tavo_ask_user`) is answered as cancelled: over plain HTTP there is nobody to
@@ -20,7 +21,7 @@ use serde_json::{Value, json};
 use tavo_tools::approval::declined;
 use tavo_tools::registry::complete;
 use tavo_tools::{
-    CallScope, ErrorCode, ReplyBudget, Safety, ToolCall, ToolError, ToolSettings, UnattendedDoor,
+    DirectTarget, ErrorCode, Origin, ReplyBudget, Safety, ToolCall, ToolError, UnattendedDoor,
 };
 
 use crate::error::{ErrorBody, status_of_tool_code};
@@ -135,18 +136,16 @@ async fn run_call(
     args: Value,
     query: CallQuery,
 ) -> tavo_tools::Completed {
-    let settings = state
-        .blocking(|store| Ok(ToolSettings::load(store).unwrap_or_default()))
-        .await
-        .unwrap_or_default();
-    let mut scope = CallScope::direct(query.chat, &settings);
     let door = UnattendedDoor {
         confirmed: query.confirm,
         refusal: needs_confirmation,
     };
     let call = ToolCall::new("http", name, args);
     let dispatcher = state.replies.engine().dispatcher();
-    dispatcher.call(&mut scope, &call, &door).await.completed
+    dispatcher
+        .call_direct(Origin::Http, query.chat, DirectTarget::Named(&call), &door)
+        .await
+        .completed
 }
 
 /// What a call that asks for confirmation answers without `?confirm=true`.

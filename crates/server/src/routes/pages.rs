@@ -90,7 +90,10 @@ pub async fn events(
 ) -> ApiResult<Response> {
     let tool_calling = {
         let settings = state
-            .blocking_api(|s| Ok(ToolSettings::load(s).unwrap_or_default()))
+            .blocking_api(|s| {
+                ToolSettings::load(s)
+                    .map_err(|e| ApiError::internal("reading the tool settings", e))
+            })
             .await?;
         settings.enabled
     };

@@ -367,7 +367,13 @@ fn chat_id(args: &Map<String, Value>) -> Result<i64, ToolError> {
 }
 
 fn with_chat(mut schema: Value) -> Value {
-    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+    // An operation without arguments may have no `properties` at all: `chatId` still needs one,
+    // or the schema would require a field its `additionalProperties: false` forbids.
+    if let Some(props) = schema.as_object_mut().and_then(|s| {
+        s.entry("properties")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+    }) {
         props.insert(
             "chatId".into(),
             json!({"type": "integer", "minimum": 1, "description": "The chat."}),

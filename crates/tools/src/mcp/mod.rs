@@ -11,8 +11,10 @@
 //!
 //! The protocol itself (JSON-RPC, transports, auth) is the server's: this module knows no MCP
 //! wire format, only tools as `(name, description, input schema, handler)` and resources as
-//! `(uri, text)`. Chat-scoped tools (messages, memory, composer) run the model door's own
-//! operation through the [`Dispatcher`] with the chat the agent names in `chatId`.
+//! `(uri, text)`. Every tool call, read or write, takes the one direct-call path of every door
+//! ([`crate::direct`]: its schema, the approval policy, the time-out, the audit log of writes);
+//! chat-scoped tools (messages, memory, composer) run the model door's own operation inside
+//! it, with the chat the agent names in `chatId`.
 
 mod assets;
 mod chats;
@@ -27,10 +29,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tavo_store::Store;
 
-use crate::dispatch::{CallScope, Dispatcher, ToolCall, UnattendedDoor};
+use crate::direct::{DirectTarget, Origin};
+use crate::dispatch::{CallScope, Dispatcher, DoorTool, ToolCall, UnattendedDoor};
 use crate::error::{ErrorCode, ToolError};
 use crate::exposure::ToolSettings;
-use crate::operation::BoxFuture;
+use crate::operation::{BoxFuture, Safety};
+use crate::validate::ArgValidator;
 
 pub use assets::ACTIVE_PRESET;
 pub use chats::{CURRENT_CHAT, current_chat};
@@ -83,9 +87,11 @@ impl McpContext {
         self.dispatcher.gate().run(self.store(), what, f).await
     }
 
-    /// Runs a model-door operation for `chat` as a direct call: the same validation, handler,
-    /// time-out and envelope as `tavo tool call --chat ID --yes`. Consent is the agent's token:
-    /// Tavo's MCP server asks nobody, so nothing here waits for a person.
+    /// Runs a model-door operation for `chat` inside an MCP tool's call (its commit, or a
+    /// chat-scoped tool that is the operation itself): the same validation, approval policy,
+    /// handler, time-out and envelope as `tavo tool call --chat ID --yes`. Consent is the
+    /// agent's token: Tavo's MCP server asks nobody, so nothing here waits for a person; the
+    /// policy's `deny` still refuses. The MCP tool around it is the one audited.
     pub async fn run_operation(
         &self,
         tool: &str,
@@ -95,25 +101,68 @@ impl McpContext {
         let settings = {
             let store = self.store().clone();
             self.blocking("reading the tool settings", move |_| {
-                Ok(ToolSettings::load(&store).unwrap_or_default())
+                ToolSettings::load(&store)
+                    .map_err(|e| crate::context::store_error("reading the tool settings", e))
             })
             .await?
         };
         let mut scope = CallScope::direct(chat, &settings);
-        let door = UnattendedDoor {
-            confirmed: true,
-            refusal: |_| ToolError::internal("confirming"),
+        let done = self
+            .dispatcher
+            .call(&mut scope, &ToolCall::new("mcp", tool, arguments), &AGENT)
+            .await;
+        answer(done.completed.envelope)
+    }
+
+    /// Runs the MCP tool `tool` through the one direct-call path ([`crate::direct`]): its
+    /// schema, the approval policy, the time-out and the audit log; `run` is what the tool
+    /// does with its arguments.
+    async fn run_tool<F>(
+        &self,
+        tool: &McpTool,
+        arguments: Map<String, Value>,
+        run: F,
+    ) -> Result<Value, ToolError>
+    where
+        F: FnOnce(Map<String, Value>) -> BoxFuture<Result<Value, ToolError>> + Send + 'static,
+    {
+        let chat = arguments.get("chatId").and_then(Value::as_i64);
+        let door_tool = DoorTool {
+            name: tool.name.clone(),
+            safety: tool.safety,
+            validator: tool.validator.clone(),
+            run: Box::new(move |arguments| match arguments {
+                Value::Object(m) => run(m),
+                _ => run(Map::new()),
+            }),
+        };
+        let arguments = Value::Object(arguments);
+        let target = DirectTarget::Door {
+            call_id: "mcp",
+            tool: door_tool,
+            arguments: &arguments,
         };
         let done = self
             .dispatcher
-            .call(&mut scope, &ToolCall::new("mcp", tool, arguments), &door)
+            .call_direct(Origin::Mcp, chat, target, &AGENT)
             .await;
-        let envelope = done.completed.envelope;
-        if envelope["ok"] == json!(true) {
-            Ok(envelope.get("result").cloned().unwrap_or(Value::Null))
-        } else {
-            Err(ToolError::from_envelope(&envelope["error"]))
-        }
+        answer(done.completed.envelope)
+    }
+}
+
+/// The MCP door: the agent's token is its consent to calls that ask, and nobody is there to
+/// answer a question.
+const AGENT: UnattendedDoor = UnattendedDoor {
+    confirmed: true,
+    refusal: |_| ToolError::internal("confirming"),
+};
+
+/// A call's envelope as MCP answers it: the result, or the error.
+fn answer(envelope: Value) -> Result<Value, ToolError> {
+    if envelope["ok"] == json!(true) {
+        Ok(envelope.get("result").cloned().unwrap_or(Value::Null))
+    } else {
+        Err(ToolError::from_envelope(&envelope["error"]))
     }
 }
 
@@ -162,6 +211,10 @@ pub struct McpTool {
     pub input_schema: Value,
     /// Whether it writes (then it takes `dryRun`, `expectedRevision`, `clientRequestId`).
     pub writes: bool,
+    /// Its write-safety for the approval policy: the operation's of the same name where there
+    /// is one, else `write` for writes and `read` for reads.
+    pub safety: Safety,
+    validator: Arc<ArgValidator>,
     handler: Handler,
 }
 
@@ -198,6 +251,11 @@ impl McpTools {
         assets::register(&mut set);
         chats::register(&mut set, registry);
         plugins::register(&mut set);
+        for tool in set.tools.values_mut() {
+            if let Some(op) = registry.get(&tool.name) {
+                tool.safety = op.safety();
+            }
+        }
         set
     }
 
@@ -219,8 +277,10 @@ impl McpTools {
             McpTool {
                 name,
                 description: description.into(),
+                validator: Arc::new(ArgValidator::new(input_schema.clone())),
                 input_schema,
                 writes,
+                safety: if writes { Safety::Write } else { Safety::Read },
                 handler,
             },
         );
@@ -236,7 +296,9 @@ impl McpTools {
         self.tools.get(name)
     }
 
-    /// Runs `name` with `arguments`; a write goes through [`safety`] first.
+    /// Runs `name` with `arguments` through the one direct-call path (schema, approval
+    /// policy, time-out, audit); a write is wrapped in [`safety`]'s `dryRun`,
+    /// `expectedRevision` and `clientRequestId`.
     pub async fn call(
         &self,
         cx: &McpContext,
@@ -263,10 +325,16 @@ impl McpTools {
         if tool.writes {
             safety::run_write(cx, tool, args).await
         } else {
-            match (tool.handler)(cx.clone(), args).await? {
-                Step::Answer(v) => Ok(v),
-                Step::Write(_) => Err(ToolError::internal("reading")),
-            }
+            let (handler, inner) = (tool.handler.clone(), cx.clone());
+            cx.run_tool(tool, args, move |args| {
+                Box::pin(async move {
+                    match handler(inner, args).await? {
+                        Step::Answer(v) => Ok(v),
+                        Step::Write(_) => Err(ToolError::internal("reading")),
+                    }
+                })
+            })
+            .await
         }
     }
 
@@ -343,5 +411,47 @@ fn string_field(args: &Map<String, Value>, field: &str) -> Result<String, ToolEr
             crate::error::json_type_name(v),
         )),
         None => Err(ToolError::invalid_at(field, "string (required)", "missing")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every MCP call is validated against the schema `tools/list` shows: each must compile,
+    /// and each required field must be one the schema allows.
+    #[test]
+    fn every_tool_schema_compiles_and_allows_what_it_requires() {
+        let registry = crate::builtin_registry().unwrap_or_else(|e| panic!("{e}"));
+        let tools = McpTools::new(&registry);
+        assert!(tools.list().count() > 60);
+        for tool in tools.list() {
+            tool.validator
+                .compile(&tool.name)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let props = tool.input_schema["properties"].as_object();
+            for field in tool.input_schema["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                assert!(
+                    props.is_some_and(|p| p.contains_key(field)),
+                    "{} requires {field} but does not list it",
+                    tool.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn writes_take_the_operations_safety_or_write() {
+        let registry = crate::builtin_registry().unwrap_or_else(|e| panic!("{e}"));
+        let tools = McpTools::new(&registry);
+        let safety = |n: &str| tools.get(n).map(|t| t.safety);
+        assert_eq!(safety("tavo_character_delete"), Some(Safety::Confirm));
+        assert_eq!(safety("tavo_chat_delete"), Some(Safety::Write));
+        assert_eq!(safety("tavo_chat_get"), Some(Safety::Read));
     }
 }

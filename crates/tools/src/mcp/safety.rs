@@ -1,5 +1,8 @@
 //! Write safety, the same for every MCP write (reference §18 "Write safety"):
 //!
+//! The write itself runs as one direct call of every door ([`crate::direct`]: its schema, the
+//! approval policy, the time-out, the audit log); these steps wrap it:
+//!
 //! 1. `clientRequestId`: a retry of an answered write (same id, same tool, same arguments) gets
 //!    the recorded answer and writes nothing; the same id with other arguments is refused, so a
 //!    client bug cannot silently drop a write. Answers are kept in the store
@@ -162,32 +165,33 @@ pub(super) async fn run_write(
             return Ok(answered.result);
         }
     }
-    let plan = match (tool.handler)(cx.clone(), args).await? {
-        Step::Write(plan) => plan,
-        Step::Answer(v) => return Ok(v),
-    };
-    if let (Some(expected), Some(actual)) = (safety.expected, plan.revision)
-        && expected != actual
-    {
-        return Err(ToolError::new(
-            ErrorCode::Conflict,
-            format!(
-                "the object was written since revision {expected} (it is at revision {actual}); \
-                 read it again, apply the change, and write with the new revision"
-            ),
-        )
-        .with_details(json!({"expectedRevision": expected, "revision": actual})));
-    }
-    if safety.dry_run {
-        return Ok(json!({
-            "dryRun": true,
-            "saved": false,
-            "revision": plan.revision,
-            "diff": diff(plan.before.as_ref(), plan.after.as_ref()),
-        }));
-    }
-    let result = (plan.commit)(cx.clone()).await?;
-    if let Some(id) = safety.request {
+    // The write itself is one direct call (schema, approval policy, time-out, audit): a dry
+    // run is refused where the write would be, so it tells the truth about the write.
+    let (handler, inner) = (tool.handler.clone(), cx.clone());
+    let (dry_run, expected) = (safety.dry_run, safety.expected);
+    let result = cx
+        .run_tool(tool, args, move |args| {
+            Box::pin(async move {
+                let plan = match handler(inner.clone(), args).await? {
+                    Step::Write(plan) => plan,
+                    Step::Answer(v) => return Ok(v),
+                };
+                check_revision(expected, plan.revision)?;
+                if dry_run {
+                    return Ok(json!({
+                        "dryRun": true,
+                        "saved": false,
+                        "revision": plan.revision,
+                        "diff": diff(plan.before.as_ref(), plan.after.as_ref()),
+                    }));
+                }
+                (plan.commit)(inner).await
+            })
+        })
+        .await?;
+    // Recorded after the call, outside its time-out: a write that landed is never answered
+    // `timeout` because its bookkeeping ran out of time.
+    if let Some(id) = safety.request.filter(|_| !dry_run) {
         let answered = AnsweredRequest {
             operation: tool.name.clone(),
             arguments_digest: digest,
@@ -201,6 +205,21 @@ pub(super) async fn run_write(
         .await?;
     }
     Ok(result)
+}
+
+/// `expectedRevision`: the write is refused with `conflict` unless the object is still there.
+fn check_revision(expected: Option<u64>, actual: Option<u64>) -> Result<(), ToolError> {
+    match (expected, actual) {
+        (Some(expected), Some(actual)) if expected != actual => Err(ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "the object was written since revision {expected} (it is at revision {actual}); \
+                 read it again, apply the change, and write with the new revision"
+            ),
+        )
+        .with_details(json!({"expectedRevision": expected, "revision": actual}))),
+        _ => Ok(()),
+    }
 }
 
 /// What a write changes, as a list of `{op, path, before?, after?}` (JSON Pointer paths;
