@@ -1,5 +1,5 @@
 //! The architecture invariants of ARCHITECTURE.md, checked so that a door that grows a second
-//! stack, a room that learns about HTTP, or a map that no longer matches the code fails the
+//! stack, a crate that learns about HTTP, or a map that no longer matches the code fails the
 //! build instead of drifting quietly.
 //!
 //! - Dependency rules, against `cargo metadata`: edges that must never exist, and edges that
