@@ -458,3 +458,25 @@ fn the_panic_check_sees_an_unwrap_after_a_test_module_line() {
         vec![(7, "v.expect(\"y\");".to_owned())]
     );
 }
+
+/// What no I/O looks like in source: the standard library's ways out of the process.
+const IO_PATHS: &[&str] = &["std::fs", "std::net", "std::io", "std::process", "std::env"];
+
+/// `model` does no I/O: besides its dependency edges (no store, tokio, rusqlite, reqwest,
+/// checked above), its shipped code names none of [`IO_PATHS`]. Domain types that read a
+/// file or the environment would be a second store hidden in the bottom crate.
+#[test]
+fn model_does_no_io_in_its_source() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/src");
+    let files = shipped_files(&src);
+    assert!(files.len() > 5, "found only {} model files", files.len());
+    let mut found = Vec::new();
+    for path in files {
+        for (i, line) in shipped_code(&read(&path)).lines().enumerate() {
+            if let Some(io) = IO_PATHS.iter().find(|p| line.contains(*p)) {
+                found.push(format!("{}:{}: {io}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "model does I/O:\n{}", found.join("\n"));
+}
