@@ -1,7 +1,7 @@
 //! Engine overhead per tool round, excluding the model and the tool: one call through every
 //! gate (exposure, strict validation, approval policy read, budgets, envelope, two card events)
 //! plus building the next round's request messages over a 40-message prompt.
-//! Target: under 200 µs per round (issue 5).
+//! Target: under 200 µs per round.
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! A reply's overhead before its first request leaves, in a fresh process: the first reply
-//! after start (which used to load the tokenizer on its path, issue 14 item 10) against the
+//! after start (which used to load the tokenizer on its path) against the
 //! next ones. Measured from `Engine::start` to the mock provider receiving the request, so it
 //! includes the library reads, the prompt build, the stored reply row, the request encoding
 //! and the loopback connection.

@@ -9,7 +9,7 @@
 //! cards gets one line naming them in front of its text. Messages never kept arguments or
 //! results (privacy), so this line is all there is to show.
 //!
-//! **Parameters** (issue 14): a chat's preset may carry SillyTavern's sampler and context
+//! **Parameters**: a chat's preset may carry SillyTavern's sampler and context
 //! settings (`temperature`, `top_p`, `top_k`, `openai_max_context`, `openai_max_tokens`, …).
 //! Each value present in the preset wins over the connection's model settings (its own over
 //! the global ones); the setting `prompt.presetSamplers` (default true) turns the preset's

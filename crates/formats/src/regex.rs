@@ -1,5 +1,6 @@
 //! Regex scripts: SillyTavern `RegexScriptData` (one object, an array, or the TavoJS import
-//! shape `{ name, entries: [...] }`) ↔ Tavo regex groups (reference §8.5 mapping).
+//! shape `{ name, entries: [...] }`) ↔ Tavo regex groups, mapped as Tavo's own import maps
+//! them (reference §8.5):
 //!
 //! placement 1→`user`, 2→`char`, 5→`lorebook`, 6→`reasoning`; `markdownOnly`→`display`,
 //! `promptOnly`→`send`, both→`sendAndDisplay`, neither→`receive` (`runOnEdit`→`editAndReceive`);

@@ -1,7 +1,7 @@
 //! What a process's first prompt build costs against a later one: a reply's build
 //! (`wait_for_tokenizer` off) counts with the byte upper bound while the tokenizer loads in
-//! the background; an exact build (a preview) waits for the load (issue 14: a reply's
-//! overhead before its first request). Run in release:
+//! the background; an exact build (a preview) waits for the load. The first is part of a
+//! reply's overhead before its first request. Run in release:
 //! `cargo run --release -p tavo-prompt --example first_build [MODEL]`.
 
 use std::time::Instant;

@@ -1,9 +1,10 @@
 //! `tavo serve`: the HTTP API, the event streams, authentication.
 //!
-//! The server holds no business logic (DESIGN.md §2): every route is a door onto an operation
-//! of the tools registry, onto the store's repositories, onto `tavo-formats`, or onto the reply
-//! engine. What it adds is HTTP: authentication and the browser protections, body limits,
-//! streamed uploads, event streams with resumption, and the OpenAPI document.
+//! The server holds no business logic (ARCHITECTURE.md, "Dependency rules"): every route is a
+//! door onto an operation of the tools registry, onto `tavo-tools`' library functions, or onto
+//! the reply engine; it opens the store and passes it on, and calls none of its methods. What it
+//! adds is HTTP: authentication and the browser protections, body limits, streamed uploads,
+//! event streams with resumption, and the OpenAPI document.
 //!
 //! Code map:
 //! - [`config`]: settings from flags, environment and `config.toml`; refuses an open bind.

@@ -1,15 +1,24 @@
-//! The architecture invariants of ARCHITECTURE.md ("Dependency rules"), checked against
-//! `cargo metadata`, so that a door that grows a second stack, or a room that learns about
-//! HTTP, fails the build instead of drifting quietly.
+//! The architecture invariants of ARCHITECTURE.md, checked so that a door that grows a second
+//! stack, a crate that learns about HTTP, or a map that no longer matches the code fails the
+//! build instead of drifting quietly.
 //!
-//! Two lists: edges that must never exist, and edges that exist today but are on the way out
-//! (debts). A debt that is paid must leave the list — the test fails on a stale debt too, so
-//! the list stays the truth about the code.
+//! - Dependency rules, against `cargo metadata`: edges that must never exist, and edges that
+//!   exist today but are on the way out (debts). A debt that is paid must leave the list — the
+//!   test fails on a stale debt too, so the list stays the truth about the code.
+//! - The map ([`map`]): ARCHITECTURE.md's edge list is exactly the Cargo.toml files' edges.
+//! - Rules about the shipped code's text: no function over 150 lines, no door calls the store.
+//!   What is shipped code and what is test code is [`scan`]'s business: only what
+//!   `#[cfg(test)]` governs is test code, never "the rest of the file".
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
-use serde_json::Value;
+// The test's own modules, in a folder beside it (a test target's root looks in `tests/`).
+#[path = "architecture/map.rs"]
+mod map;
+#[path = "architecture/scan.rs"]
+mod scan;
+
+use scan::{read, shipped_code, shipped_files};
 
 /// `(crate, dependency, why it must not depend on it)`. Crate names as in Cargo.toml.
 ///
@@ -123,40 +132,21 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
 /// it here (the test says so).
 const DEBTS: &[(&str, &str, &str)] = &[];
 
+/// Package → the packages (workspace crates and outside ones) its shipped code depends on:
+/// normal and build dependencies; dev-dependencies only build tests.
 fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run cargo metadata: {e}"));
-    assert!(
-        out.status.success(),
-        "cargo metadata failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("cargo metadata is not JSON: {e}"));
-    let mut graph = BTreeMap::new();
-    for package in meta["packages"].as_array().into_iter().flatten() {
-        let name = package["name"].as_str().unwrap_or_default().to_owned();
-        let deps = package["dependencies"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            // Normal and build dependencies ship; dev-dependencies only build tests.
-            .filter(|d| d["kind"].as_str() != Some("dev"))
-            .filter_map(|d| d["name"].as_str().map(str::to_owned))
-            .collect();
-        graph.insert(name, deps);
-    }
-    graph
+    map::workspace()
+        .into_iter()
+        .map(|p| {
+            let deps = p
+                .deps
+                .into_iter()
+                .filter(|(_, u)| *u == map::Use::Shipped)
+                .map(|(name, _)| name)
+                .collect();
+            (p.name, deps)
+        })
+        .collect()
 }
 
 #[test]
@@ -190,9 +180,9 @@ fn no_room_depends_on_what_architecture_md_rules_out() {
 /// two"); split it along them.
 const MAX_FUNCTION_LINES: usize = 150;
 
-/// Every function of every crate's `src/` (unit tests after `#[cfg(test)]` aside) fits in
-/// [`MAX_FUNCTION_LINES`]. The code is rustfmt-formatted, so a function ends at the first
-/// line that is its own indentation followed by `}`.
+/// Every function of the shipped code of every crate's `src/` (test code as [`scan`] finds it
+/// aside) fits in [`MAX_FUNCTION_LINES`]. The code is rustfmt-formatted, so a function ends at
+/// the first line that is its own indentation followed by `}`.
 #[test]
 fn no_function_of_shipped_code_is_over_150_lines() {
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -200,13 +190,13 @@ fn no_function_of_shipped_code_is_over_150_lines() {
     for krate in std::fs::read_dir(&crates).expect("crates/") {
         let src = krate.expect("entry").path().join("src");
         if src.is_dir() {
-            rust_files(&src, &mut files);
+            files.extend(shipped_files(&src));
         }
     }
     assert!(files.len() > 100, "found only {} source files", files.len());
     let mut long = Vec::new();
     for path in &files {
-        let text = std::fs::read_to_string(path).expect("read a source file");
+        let text = read(path);
         long.extend(
             long_functions(&text)
                 .into_iter()
@@ -220,26 +210,12 @@ fn no_function_of_shipped_code_is_over_150_lines() {
     );
 }
 
-fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read a source folder") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// `(line, name, length)` of each function over the limit, before the file's `#[cfg(test)]`.
+/// `(line, name, length)` of each function of the shipped code of `text` over the limit.
 fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let end_of_code = lines
-        .iter()
-        .position(|l| l.trim() == "#[cfg(test)]")
-        .unwrap_or(lines.len());
+    let code = shipped_code(text);
+    let lines: Vec<&str> = code.lines().collect();
     let mut out = Vec::new();
-    for (i, line) in lines[..end_of_code].iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         let Some((indent, name)) = function_start(line) else {
             continue;
         };
@@ -286,8 +262,14 @@ fn the_function_length_check_sees_a_long_function_and_its_end() {
         long_functions(&long),
         vec![(5, "long".to_owned(), MAX_FUNCTION_LINES + 2)]
     );
-    let tests_only = format!("#[cfg(test)]\n{long}");
+    let tests_only = format!("#[cfg(test)]\nmod tests {{\n{long}}}\n");
     assert!(long_functions(&tests_only).is_empty());
+    // Code after a `#[cfg(test)] mod tests;` line is shipped code, and checked.
+    let after_a_test_module = format!("#[cfg(test)]\nmod tests;\n{long}");
+    assert_eq!(
+        long_functions(&after_a_test_module),
+        vec![(7, "long".to_owned(), MAX_FUNCTION_LINES + 2)]
+    );
 }
 
 /// Names of store methods that are also common names elsewhere (a map's `get`, a string's
@@ -320,15 +302,13 @@ const GENERIC_NAMES: &[&str] = &[
 ];
 
 /// The method names of `tavo_store::Store` and its transaction `Tx` (`pub fn`, and the
-/// `read fn` / `write fn` shorthands of `delegate.rs`), generic names aside.
+/// `read fn` / `write fn` shorthands of `delegate.rs`) in the store's shipped code, generic
+/// names aside.
 fn store_method_names() -> BTreeSet<String> {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut names = BTreeSet::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).expect("read a store source file");
-        for line in text.lines() {
+    for path in shipped_files(&src) {
+        for line in shipped_code(&read(&path)).lines() {
             let body = line.trim_start();
             let rest = ["pub fn ", "read fn ", "write fn "]
                 .iter()
@@ -347,13 +327,10 @@ fn store_method_names() -> BTreeSet<String> {
     names
 }
 
-/// `(line, method)` of each call in `text` (before its `#[cfg(test)]`) of a name in `names`.
+/// `(line, method)` of each call in the shipped code of `text` of a name in `names`.
 fn store_calls(text: &str, names: &BTreeSet<String>) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim() == "#[cfg(test)]" {
-            break;
-        }
+    for (i, line) in shipped_code(text).lines().enumerate() {
         if line.trim_start().starts_with("//") {
             continue;
         }
@@ -383,10 +360,8 @@ fn no_door_calls_the_store_itself() {
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut calls = Vec::new();
     for door in ["cli", "server"] {
-        let mut files = Vec::new();
-        rust_files(&crates.join(door).join("src"), &mut files);
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("read a door source file");
+        for path in shipped_files(&crates.join(door).join("src")) {
+            let text = read(&path);
             calls.extend(
                 store_calls(&text, &names)
                     .into_iter()
@@ -404,9 +379,104 @@ fn no_door_calls_the_store_itself() {
 #[test]
 fn the_store_call_check_sees_a_store_call_and_not_a_comment() {
     let names: BTreeSet<String> = ["chat_get".to_owned(), "read".to_owned()].into();
-    let text = "let c = store.chat_get(id)?;\n// store.chat_get(id)\nlet x = s.read(|tx| f(tx));\nmap.get(k);\n#[cfg(test)]\nstore.chat_get(1);\n";
+    let text = "let c = store.chat_get(id)?;\n// store.chat_get(id)\nlet x = s.read(|tx| f(tx));\nmap.get(k);\n#[cfg(test)]\nmod tests {\n    store.chat_get(1);\n}\n";
     assert_eq!(
         store_calls(text, &names),
         vec![(1, "chat_get".to_owned()), (3, "read".to_owned())]
     );
+    // A `#[cfg(test)] mod tests;` line does not hide the code after it.
+    let after = "#[cfg(test)]\nmod tests;\nfn door(store: &Store) {\n    store.chat_get(1);\n}\n";
+    assert_eq!(store_calls(after, &names), vec![(4, "chat_get".to_owned())]);
+}
+
+/// The `.unwrap()` and `.expect(…)` calls shipped code may make, each `(file, the call's line
+/// contains, why it cannot fail)`. Anything else panics on a value that came from outside —
+/// a file, a request, the store — and must become an error the caller sees.
+const ALLOWED_PANICS: &[(&str, &str, &str)] = &[(
+    "formats/src/plugin/manifest.rs",
+    "Version::parse(TAVO_COMPAT_VERSION)",
+    "parses the crate's own constant (`1.0.0`); every `minAppVersion` test of the plugin reader runs it",
+)];
+
+/// `(line, text)` of each `.unwrap()` / `.expect(` in the shipped code of `text`, comments aside.
+fn panicking_calls(text: &str) -> Vec<(usize, String)> {
+    shipped_code(text)
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| l.contains(".unwrap()") || l.contains(".expect("))
+        .map(|(i, l)| (i + 1, l.trim().to_owned()))
+        .collect()
+}
+
+/// Shipped code does not `unwrap()` or `expect()`: tests may (and do, with
+/// `unwrap_or_else(|e| panic!(…))` where the message matters), the product returns errors.
+#[test]
+fn shipped_code_neither_unwraps_nor_expects() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for krate in std::fs::read_dir(&crates).expect("crates/") {
+        let src = krate.expect("entry").path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        for path in shipped_files(&src) {
+            for (line, call) in panicking_calls(&read(&path)) {
+                let allowed = ALLOWED_PANICS
+                    .iter()
+                    .position(|(file, text, _)| path.ends_with(file) && call.contains(text));
+                match allowed {
+                    Some(i) => {
+                        allowed_used.insert(i);
+                    }
+                    None => found.push(format!("{}:{line}: {call}", path.display())),
+                }
+            }
+        }
+    }
+    let stale: Vec<&str> = (0..ALLOWED_PANICS.len())
+        .filter(|i| !allowed_used.contains(i))
+        .map(|i| ALLOWED_PANICS[i].0)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "ALLOWED_PANICS lists calls that are gone: {stale:?}"
+    );
+    assert!(
+        found.is_empty(),
+        "shipped code unwraps or expects; return an error instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_panic_check_sees_an_unwrap_after_a_test_module_line() {
+    let text = "fn a() {\n    // x.unwrap()\n}\n#[cfg(test)]\nmod tests;\nfn b() {\n    v.expect(\"y\");\n    w.unwrap_or(1);\n}\n#[cfg(test)]\nmod more {\n    z.unwrap();\n}\n";
+    assert_eq!(
+        panicking_calls(text),
+        vec![(7, "v.expect(\"y\");".to_owned())]
+    );
+}
+
+/// What no I/O looks like in source: the standard library's ways out of the process.
+const IO_PATHS: &[&str] = &["std::fs", "std::net", "std::io", "std::process", "std::env"];
+
+/// `model` does no I/O: besides its dependency edges (no store, tokio, rusqlite, reqwest,
+/// checked above), its shipped code names none of [`IO_PATHS`]. Domain types that read a
+/// file or the environment would be a second store hidden in the bottom crate.
+#[test]
+fn model_does_no_io_in_its_source() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/src");
+    let files = shipped_files(&src);
+    assert!(files.len() > 5, "found only {} model files", files.len());
+    let mut found = Vec::new();
+    for path in files {
+        for (i, line) in shipped_code(&read(&path)).lines().enumerate() {
+            if let Some(io) = IO_PATHS.iter().find(|p| line.contains(*p)) {
+                found.push(format!("{}:{}: {io}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "model does I/O:\n{}", found.join("\n"));
 }

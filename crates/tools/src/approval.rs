@@ -1,4 +1,4 @@
-//! Per-tool approval policy (issue 5 item 6): allow / ask / deny, remembered per chat.
+//! Per-tool approval policy: allow / ask / deny, remembered per chat.
 //!
 //! Data the engine consults before running a call. The default comes from the operation's
 //! write-safety: writes whose contract asks for confirmation are `ask`, everything else is

@@ -1,4 +1,5 @@
-//! The model door's failure vocabulary (seed 000, "模型调用成功时返回 … 失败时返回 …").
+//! The model door's failure vocabulary (seed 000: a call answers the model with a success or a
+//! failure object, never an exception).
 //!
 //! A failed call is never an exception thrown at the model: it is the envelope
 //! `{ "ok": false, "error": { "code", "message", "details"? } }`. The codes are a closed,

@@ -1,5 +1,6 @@
 //! The zip side of a package: limits checked before memory is spent, zip-slip refused, and the
-//! root chosen as §6.3 says.
+//! root chosen (Tavo §6.3): a `manifest.json` at the top wins, else exactly one nested one makes
+//! its folder the root, several are ambiguous; files outside the root are not installed.
 
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Write};

@@ -1,5 +1,6 @@
 //! What the browser app's bubble bridge needs besides `POST /api/ops/{name}` (TavoJS in chat
-//! bubbles, seed 002): the variables a frame starts with, and the seed's virtual file paths.
+//! bubbles, seed 002): the variables a frame starts with, and the virtual file paths
+//! (`files/chat/NAME`, `files/global/NAME`) a bubble's scripts use.
 //!
 //! - `tavo.get` is synchronous in the seed, so a bubble's frame starts with a snapshot of the
 //!   chat's, the global and its own message's variables (`GET /api/chats/{id}/variables`);

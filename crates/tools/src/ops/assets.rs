@@ -1,5 +1,8 @@
 //! The library assets: characters, personas, presets, lorebooks and regex groups
-//! (seed 002 🧙 🎭 🎛️ 📚 🎨; seed 000 "角色写入 …", "预设和正则导入 …").
+//! (seed 002's objects; seed 000's write rules: a character write takes bare CC-compatible
+//! `data`, a CCv2/CCv3 wrapper or a SillyTavern character wrapper; preset and regex imports
+//! take SillyTavern exports, create/update Tavo's native fields; nested validation errors name
+//! their path, `preset.entries[0].enabled`).
 //!
 //! Each namespace offers `all`, `get`, `find`, `create`, `update`, `delete`, and (except
 //! personas) `import`. create/update use Tavo's native camelCase fields (and, for characters,

@@ -1,5 +1,6 @@
-//! Argument shapes shared by many operations (seed 000: "资源 get 和 delete 接受正整数 id 或
-//! { "id": ... } 对象。find 要求非空名称，支持 exact、contains、prefix 和 suffix").
+//! Argument shapes shared by many operations, as seed 000 has them: `get` and `delete` take a
+//! positive integer id or an `{ "id": … }` object; `find` needs a non-empty name and matches it
+//! `exact`, `contains`, `prefix` or `suffix`.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,4 +1,5 @@
-//! Variables (seed 000: "变量名必须是非空路径，原生模型变量工具支持聊天和全局作用域").
+//! Variables. Seed 000's rules: a variable name is a non-empty path, and the model's variable
+//! tools work on the chat and the global scope.
 //!
 //! `tavo_variable_get|set|update|unset` over the chat scope (bound to the reply's chat) and
 //! the global scope, with dotted paths (`status.hp`). Values keep their JSON types. Large data
