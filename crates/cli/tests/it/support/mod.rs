@@ -79,14 +79,12 @@ pub fn tool_in(data: &Path, name: &str, args: &Value, chat: Option<&str>) -> Val
     })
 }
 
-#[allow(dead_code)]
 pub fn show(data: &Path, kind: &str, id: &str) -> Value {
     let text = ok(tavo(data, &["show", kind, id, "--json"]));
     serde_json::from_str(&text).expect("show prints JSON")
 }
 
 /// The stored messages of a chat, without ids and times.
-#[allow(dead_code)]
 pub fn messages(data: &Path, chat: i64) -> Vec<Value> {
     let store = tavo_store::Store::open(data).expect("open");
     store
@@ -105,7 +103,6 @@ pub fn messages(data: &Path, chat: i64) -> Vec<Value> {
 }
 
 /// Drops what legitimately differs between two libraries: times.
-#[allow(dead_code)]
 pub fn strip(mut v: Value) -> Value {
     if let Value::Object(o) = &mut v {
         for k in ["creationDate", "modificationDate"] {
@@ -135,14 +132,12 @@ pub fn setup(data: &Path) {
 }
 
 /// An HTTP answer: the status, the headers (names lower-cased) and the body's bytes.
-#[allow(dead_code)]
 pub struct Answer {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
-#[allow(dead_code)]
 impl Answer {
     /// The first header of that (lower-case) name.
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -265,21 +260,18 @@ impl Http {
     }
 
     /// `PUT path` with a JSON body: the status and the JSON answer.
-    #[allow(dead_code)]
     pub fn put(&self, path: &str, body: &Value) -> (u16, Value) {
         let a = self.request("PUT", path, Some(body), &[]);
         (a.status, a.json())
     }
 
     /// `DELETE path`: the status and the JSON answer (`null` for an empty one).
-    #[allow(dead_code)]
     pub fn delete(&self, path: &str) -> (u16, Value) {
         let a = self.request("DELETE", path, None, &[]);
         (a.status, a.json())
     }
 
     /// `GET path`: the whole answer.
-    #[allow(dead_code)]
     pub fn get(&self, path: &str) -> Answer {
         self.request("GET", path, None, &[])
     }
@@ -321,7 +313,6 @@ pub fn cli_error(out: &Output) -> String {
 
 /// `error: <code>: <message>` of an error object (the tool envelope's, HTTP's): what the CLI
 /// prints for the same refusal.
-#[allow(dead_code)]
 pub fn as_cli(error: &Value) -> String {
     format!(
         "error: {}: {}",

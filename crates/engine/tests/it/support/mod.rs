@@ -1,8 +1,6 @@
 //! Shared set-up of the engine's end-to-end tests: a library with one character and chat, a
 //! scripted mock provider, a connection to it, and a driver that answers what a reply waits for.
 
-#![allow(dead_code)]
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +31,8 @@ pub fn protocol(wire: Wire) -> Protocol {
 }
 
 pub struct Lab {
+    /// The library's folder, removed when the lab is dropped; no test reads it.
+    #[allow(dead_code)]
     pub dir: tempfile::TempDir,
     pub store: Store,
     pub chat: i64,

@@ -1,5 +1,4 @@
 //! Starts a real server on 127.0.0.1:0 over a fresh library, and talks to it with reqwest.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,5 +1,4 @@
 //! Shared helpers: a temp store, the builtin registry, one-call helpers.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 

@@ -1,7 +1,5 @@
 //! A loopback server of awkward pages for the fetch tests.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
