@@ -1,0 +1,88 @@
+//! `GET /api/audit` pages the audit log newest first; `DELETE /api/audit` clears it and leaves
+//! the messages' compact tool-call cards alone (seed 000, privacy).
+
+use crate::support::{TestServer, bare_client, client, json_of, make_chat};
+use serde_json::json;
+use tavo_model::{ChatId, Message, Role};
+
+#[tokio::test]
+async fn the_audit_log_can_be_read_and_cleared() {
+    let s = TestServer::start().await;
+    let chat = make_chat(&s.store, "audited");
+    let mut m = Message::new(Role::Assistant, "saved");
+    m.extra.insert(
+        "toolCalls".into(),
+        json!([{"callId": "c", "tool": "tavo_file_save", "status": "ok", "label": "a.txt"}]),
+    );
+    let message = s.store.message_append(ChatId(chat), &m).expect("message");
+    for i in 0..3 {
+        s.store
+            .audit_append("tool.tavo_file_save", Some("chat:1"), &json!({ "n": i }))
+            .expect("append");
+    }
+    let (status, page) = json_of(
+        bare_client()
+            .get(s.url("/api/audit?limit=2"))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["entries"][0]["details"]["n"], 2);
+    assert_eq!(page["entries"].as_array().map(Vec::len), Some(2));
+    let before = page["nextBefore"].as_i64().expect("a next page");
+    let (_, older) = json_of(
+        bare_client()
+            .get(s.url(&format!("/api/audit?limit=2&before={before}")))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(older["entries"][0]["details"]["n"], 0);
+    assert!(older.get("nextBefore").is_none(), "{older}");
+
+    let (status, bad) = json_of(
+        bare_client()
+            .get(s.url("/api/audit?limit=0"))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+
+    // Clearing changes state: without the CSRF header it is refused.
+    let refused = bare_client()
+        .delete(s.url("/api/audit"))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(refused.status().as_u16(), 403);
+    let (status, cleared) = json_of(
+        client()
+            .delete(s.url("/api/audit"))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!((status, cleared), (200, json!({"removed": 3})));
+    let (_, empty) = json_of(
+        bare_client()
+            .get(s.url("/api/audit"))
+            .send()
+            .await
+            .expect("send"),
+    )
+    .await;
+    assert_eq!(empty["entries"], json!([]));
+    let kept = s
+        .store
+        .message_get(message)
+        .expect("read")
+        .expect("message");
+    assert_eq!(kept.extra["toolCalls"][0]["tool"], "tavo_file_save");
+}

@@ -1,0 +1,9 @@
+//! The integration tests of `tavo-web`, linked into one binary: each module was a file of
+//! its own under tests/ (and a binary of its own, linking the whole stack again).
+//! New tests go into a module here; helpers shared by several modules live in `support`.
+
+mod support;
+
+mod fetch;
+mod html;
+mod search;
