@@ -4,14 +4,11 @@
 //! changed. A policy that cannot be read refuses every call (it fails closed). Every direct
 //! write, and every refusal, is in the audit log with the door it came through.
 
-#[allow(dead_code)]
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Http, messages, ok, setup, tavo, tool_in};
+use crate::support::{Http, messages, ok, setup, tavo, tool_in};
 use serde_json::{Value, json};
 
 const MCP_TOKEN: &str = "approval-doors-token-0123";
