@@ -354,13 +354,17 @@ impl Speech {
                     }
                     None => None,
                 };
+                // A user message is the chat's persona speaking: its own, else the default.
+                let user_persona = match &msg {
+                    Some(m) if voice.is_none() && m.role == Role::User => {
+                        store.chat_persona(&chat_row)?.and_then(|p| p.id)
+                    }
+                    _ => None,
+                };
                 let target = voice.or_else(|| {
                     let m = msg.as_ref()?;
                     match m.role {
-                        Role::User => chat_row
-                            .persona
-                            .as_ref()
-                            .map(|p| VoiceTarget::Persona(p.id.0)),
+                        Role::User => user_persona.map(|p| VoiceTarget::Persona(p.0)),
                         _ => m
                             .character_id
                             .map(|c| VoiceTarget::Character(c.0))
