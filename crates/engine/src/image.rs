@@ -352,6 +352,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_provider_layer_reads_image_signatures_as_the_library_does() {
+        use tavo_llm::media::image::ImageData;
+        use tavo_model::ImageType;
+        let samples: &[&[u8]] = &[
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+            b"\xFF\xD8\xFF\xE0\0\x10JFIF",
+            b"GIF87a..",
+            b"GIF89a..",
+            b"RIFF\x10\0\0\0WEBPVP8 ",
+        ];
+        for bytes in samples {
+            let library = ImageType::sniff(bytes).map(ImageType::mime_type);
+            assert!(library.is_some(), "{bytes:?}");
+            let provider = ImageData::sniffed(bytes.to_vec());
+            assert_eq!(Some(provider.mime.as_str()), library, "{bytes:?}");
+            assert_eq!(
+                provider.extension(),
+                ImageType::sniff(bytes).map_or("", ImageType::extension)
+            );
+        }
+    }
+
+    #[test]
     fn imagine_is_a_command_only_at_the_start_and_followed_by_space() {
         assert_eq!(imagine_prompt("/imagine a cat"), Some("a cat"));
         assert_eq!(imagine_prompt("  /imagine   a cat  "), Some("a cat"));

@@ -26,8 +26,9 @@ use serde_json::{Map, Value, json};
 use tavo_engine::Engine;
 use tavo_llm::media::image::{ImageConnection, ImageData, ImagePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
+use tavo_model::ImageType;
 use tavo_tools::ops::files::ScopeArg;
-use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage, image_mime};
+use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage};
 use tavo_tools::{Services, ToolError, builtin_registry};
 
 use crate::context::Context;
@@ -207,7 +208,7 @@ fn reference_of(r: &str) -> anyhow::Result<ImageRef> {
         return Ok(ImageRef(r.to_owned()));
     }
     let bytes = std::fs::read(r).with_context(|| format!("--reference {r}"))?;
-    if image_mime(&bytes).is_none() {
+    if ImageType::sniff(&bytes).is_none() {
         bail!("--reference {r}: not a PNG, JPEG, WebP or GIF image");
     }
     Ok(ImageRef(ImageData::sniffed(bytes).data_url()))

@@ -152,7 +152,7 @@ impl ImageData {
 }
 
 /// The file extension for an image MIME type (`png` when unknown).
-pub fn extension_for(mime: &str) -> &'static str {
+pub(crate) fn extension_for(mime: &str) -> &'static str {
     match mime {
         "image/jpeg" => "jpg",
         "image/webp" => "webp",
@@ -161,8 +161,12 @@ pub fn extension_for(mime: &str) -> &'static str {
     }
 }
 
-/// The image type a byte signature says.
-pub fn sniff_mime(bytes: &[u8]) -> Option<&'static str> {
+/// The image type a byte signature says, for reading provider answers.
+///
+/// The library's one sniffer is `tavo_model::ImageType`, which every other layer asks; this
+/// crate may not depend on the model (llm knows nothing of the library), so it keeps this
+/// private reading of the same four signatures. The engine's tests check that the two agree.
+pub(crate) fn sniff_mime(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
