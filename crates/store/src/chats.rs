@@ -113,6 +113,7 @@ impl Tx<'_> {
             id: Some(MemoryId(id)),
             enabled,
             memories,
+            extra: Default::default(),
         })
     }
 
@@ -265,5 +266,29 @@ mod tests {
             name(store.default_persona().unwrap()).as_deref(),
             Some("Default")
         );
+    }
+
+    #[test]
+    fn a_chat_background_keeps_unknown_fields_through_the_store() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("open: {e}"));
+        let chat: Chat = serde_json::from_value(serde_json::json!({
+            "name": "c",
+            "background": {"color": "#222222", "blur": 4},
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let id = store.chat_create(&chat).unwrap();
+        let mut stored = store
+            .chat_get(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no chat"));
+        stored.name = "renamed".into();
+        store.update(&stored, None).unwrap();
+        let again = store
+            .chat_get(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no chat"));
+        let bg = serde_json::to_value(&again.background).unwrap();
+        assert_eq!(bg, serde_json::json!({"color": "#222222", "blur": 4}));
     }
 }

@@ -105,6 +105,7 @@ impl From<BackgroundArg> for ChatBackground {
             use_avatar: b.use_avatar,
             color: b.color,
             opacity: b.opacity,
+            extra: tavo_model::Extra::default(),
         }
     }
 }
