@@ -221,12 +221,12 @@ fn image_bytes(
             .load(scope, name)?
             .ok_or_else(|| no(&format!("{reference} does not exist")))?;
         // What every protocol takes; anything else would be sent under a wrong media type.
-        let media_type = tavo_llm::media::image::sniff_mime(&bytes).ok_or_else(|| {
+        let kind = tavo_model::ImageType::sniff(&bytes).ok_or_else(|| {
             no(&format!(
                 "{reference} is not a PNG, JPEG, WebP or GIF image (what the providers take)"
             ))
         })?;
-        (media_type.to_owned(), bytes)
+        (kind.mime_type().to_owned(), bytes)
     };
     if !media_type.starts_with("image/") {
         return Err(no(&format!("{media_type} is not an image")));

@@ -62,10 +62,7 @@ fn load_in(tx: &Tx<'_>, chat_id: ChatId) -> Result<DisplayContext, StoreError> {
             characters.push(c);
         }
     }
-    let persona = match &chat.persona {
-        Some(p) => tx.get::<Persona>(p.id)?,
-        None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-    };
+    let persona = tx.chat_persona(&chat)?;
     let mut groups = Vec::new();
     for r in &chat.regexes {
         if let Some(g) = tx.get::<tavo_model::RegexGroup>(r.id)? {
@@ -329,7 +326,7 @@ pub fn card_display(store: &Store, id: CharacterId) -> Result<CardDisplay, Store
                 kind: "character",
                 id: id.to_string(),
             })?;
-        let persona = tx.list::<Persona>()?.into_iter().find(|p| p.active);
+        let persona = tx.default_persona()?;
         Ok((c, persona))
     })?;
     let context = DisplayContext {

@@ -17,12 +17,11 @@
 //!   `extra.title` (the prompt), `extra.inline_image: false`.
 
 use serde_json::{Map, Value, json};
-use tavo_llm::ErrorKind;
 use tavo_llm::media::image::{
     DEFAULT_INJECTION_TEMPLATE, INJECTION_TEMPLATE_KEY, ImageBook, ImageConnection, ImageData,
     ImagePlatform, ImageRequest, SETTINGS_KEY,
 };
-use tavo_llm::media::{MediaBookError, Platform as _};
+use tavo_llm::media::{MediaBookError, MediaFailure, Platform as _};
 use tavo_model::{Chat, ChatId, Role};
 use tavo_store::Store;
 use tavo_tools::operation::BoxFuture;
@@ -103,12 +102,10 @@ fn pick(
 
 /// An image provider's failure as an envelope error (never with the provider's body).
 pub fn provider_error(e: tavo_llm::LlmError) -> ToolError {
-    let code = match e.kind {
-        ErrorKind::Authentication | ErrorKind::Permission | ErrorKind::ContentFiltered => {
-            ErrorCode::PermissionDenied
-        }
-        ErrorKind::NotFound => ErrorCode::ResourceNotFound,
-        _ => ErrorCode::InternalError,
+    let code = match MediaFailure::of(&e) {
+        MediaFailure::Refused => ErrorCode::PermissionDenied,
+        MediaFailure::NotFound => ErrorCode::ResourceNotFound,
+        MediaFailure::Failed => ErrorCode::InternalError,
     };
     let mut details = Map::new();
     details.insert("reason".into(), json!(e.kind.as_str()));
@@ -350,6 +347,30 @@ impl crate::Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tavo_llm::ErrorKind;
+
+    #[test]
+    fn the_provider_layer_reads_image_signatures_as_the_library_does() {
+        use tavo_llm::media::image::ImageData;
+        use tavo_model::ImageType;
+        let samples: &[&[u8]] = &[
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+            b"\xFF\xD8\xFF\xE0\0\x10JFIF",
+            b"GIF87a..",
+            b"GIF89a..",
+            b"RIFF\x10\0\0\0WEBPVP8 ",
+        ];
+        for bytes in samples {
+            let library = ImageType::sniff(bytes).map(ImageType::mime_type);
+            assert!(library.is_some(), "{bytes:?}");
+            let provider = ImageData::sniffed(bytes.to_vec());
+            assert_eq!(Some(provider.mime.as_str()), library, "{bytes:?}");
+            assert_eq!(
+                provider.extension(),
+                ImageType::sniff(bytes).map_or("", ImageType::extension)
+            );
+        }
+    }
 
     #[test]
     fn imagine_is_a_command_only_at_the_start_and_followed_by_space() {

@@ -136,6 +136,9 @@ pub struct ChatBackground {
     /// Image opacity 0–1 (images only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub opacity: Option<f64>,
+    /// Unknown fields (what a newer Tavo or another program keeps here), written back.
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 /// The background that actually applies after the precedence rule.
@@ -303,6 +306,7 @@ mod tests {
             use_avatar: Some(true),
             color: Some("#222222".into()),
             opacity: Some(0.85),
+            ..Default::default()
         };
         assert_eq!(all.resolve(), Some(BackgroundSource::Avatar));
         let no_avatar = ChatBackground {
@@ -357,5 +361,31 @@ mod tests {
         assert!(v["lorebooks"].is_array());
         let b: ChatBackground = serde_json::from_str(r#"{"useAvatar":true}"#).unwrap();
         assert_eq!(b.use_avatar, Some(true));
+    }
+
+    #[test]
+    fn a_background_keeps_fields_it_does_not_know() {
+        let original = serde_json::json!({
+            "name": "c",
+            "background": {"image": "files/chat/bg.png", "opacity": 0.5, "blur": 4, "fit": "cover"},
+        });
+        let chat: Chat = serde_json::from_value(original.clone()).unwrap_or_else(|e| panic!("{e}"));
+        let bg = chat
+            .background
+            .as_ref()
+            .unwrap_or_else(|| panic!("no background"));
+        assert_eq!(bg.extra["blur"], 4);
+        assert_eq!(
+            bg.resolve(),
+            Some(BackgroundSource::Image {
+                image: "files/chat/bg.png",
+                opacity: 0.5
+            })
+        );
+        let back = serde_json::to_value(&chat).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            back["background"], original["background"],
+            "read → write loses nothing"
+        );
     }
 }

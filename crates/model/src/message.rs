@@ -71,6 +71,11 @@ pub struct Memory {
     pub enabled: bool,
     /// Memory texts.
     pub memories: Vec<String>,
+    /// Unknown fields, kept while the object is passed along. The store keeps only the
+    /// fields above: no door writes a whole memory object (they change `enabled` and
+    /// `memories`), so nothing from outside reaches it with more.
+    #[serde(flatten)]
+    pub extra: Extra,
 }
 
 #[cfg(test)]
@@ -97,5 +102,16 @@ mod tests {
             serde_json::from_str(r#"{"id":12,"enabled":true,"memories":["a","b"]}"#).unwrap();
         assert!(m.enabled);
         assert_eq!(m.memories.len(), 2);
+    }
+
+    #[test]
+    fn a_memory_keeps_fields_it_does_not_know() {
+        let text = r#"{"id":12,"enabled":true,"memories":["a"],"summaryModel":{"name":"x"}}"#;
+        let m: Memory = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.extra["summaryModel"]["name"], "x");
+        let back = serde_json::to_value(&m).unwrap_or_else(|e| panic!("{e}"));
+        let original: serde_json::Value =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, original, "read → write loses nothing");
     }
 }

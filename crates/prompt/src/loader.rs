@@ -124,16 +124,10 @@ fn load_in(tx: &Tx<'_>, chat_id: ChatId) -> Result<LoadedChat, StoreError> {
             None => loaded.missing.push(format!("character {}", member.id)),
         }
     }
-    loaded.persona = match &chat.persona {
-        Some(p) => {
-            let persona = tx.get::<Persona>(p.id)?;
-            if persona.is_none() {
-                loaded.missing.push(format!("persona {}", p.id));
-            }
-            persona
-        }
-        None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-    };
+    loaded.persona = tx.chat_persona(&chat)?;
+    if let (Some(p), None) = (&chat.persona, &loaded.persona) {
+        loaded.missing.push(format!("persona {}", p.id));
+    }
     if let Some(p) = &chat.preset {
         loaded.preset = tx.get::<Preset>(p.id)?;
         if loaded.preset.is_none() {

@@ -105,6 +105,11 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The status of a provider's failure that is not a refusal (rate limit, server error, an
+/// answer without what was asked): the server works, the service behind it did not. Image
+/// generation and speech answer it alike (replies' `provider_error` too).
+pub const PROVIDER_FAILED: StatusCode = StatusCode::BAD_GATEWAY;
+
 /// The HTTP status of a tool envelope error code.
 pub fn status_of_tool_code(code: ErrorCode) -> StatusCode {
     match code {

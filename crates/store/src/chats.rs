@@ -1,10 +1,10 @@
-//! Chat-specific operations: creation and deletion (with the chat's files), the opaque
-//! per-chat state slots, and the chat's long-term memory.
+//! Chat-specific operations: creation and deletion (with the chat's files), the persona a
+//! chat speaks as, the opaque per-chat state slots, and the chat's long-term memory.
 
 use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
-use tavo_model::{Chat, ChatId, Memory, MemoryId};
+use tavo_model::{Chat, ChatId, Memory, MemoryId, Persona};
 
 use crate::error::{Result, StoreError};
 use crate::store::{Store, Tx, now};
@@ -18,6 +18,24 @@ impl Tx<'_> {
     /// The chat, or `None`.
     pub fn chat_get(&self, id: ChatId) -> Result<Option<Chat>> {
         self.get::<Chat>(id)
+    }
+
+    /// The library's default persona (`active: true`; the first by id should an older library
+    /// have several), or `None` when no persona is the default.
+    pub fn default_persona(&self) -> Result<Option<Persona>> {
+        Ok(self.list::<Persona>()?.into_iter().find(|p| p.active))
+    }
+
+    /// The persona `chat` speaks as: its own when it names one, else the library's default
+    /// ([`Self::default_persona`]). A chat whose persona was deleted gets `None`, not the
+    /// default: it was bound to someone else, and the prompt loader reports the missing persona
+    /// instead of silently speaking as another. Every reader of "who is `{{user}}` in this
+    /// chat" (prompt, display, greetings, group turns, regex macros) asks this one function.
+    pub fn chat_persona(&self, chat: &Chat) -> Result<Option<Persona>> {
+        match &chat.persona {
+            Some(p) => self.get::<Persona>(p.id),
+            None => self.default_persona(),
+        }
     }
 
     /// The value of one state slot of a chat, or `None`. The prompt engine keeps lorebook
@@ -95,6 +113,7 @@ impl Tx<'_> {
             id: Some(MemoryId(id)),
             enabled,
             memories,
+            extra: Default::default(),
         })
     }
 
@@ -187,5 +206,89 @@ impl Store {
         })?;
         self.files().copy_chat_files(id.0, new_id.0)?;
         Ok(new_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tavo_model::{PersonaId, Summary};
+
+    use super::*;
+
+    fn persona(name: &str, active: bool) -> Persona {
+        Persona {
+            name: name.into(),
+            active,
+            ..Persona::default()
+        }
+    }
+
+    fn bound_to(id: PersonaId) -> Chat {
+        Chat {
+            persona: Some(Summary {
+                id,
+                name: String::new(),
+            }),
+            ..Chat::default()
+        }
+    }
+
+    #[test]
+    fn a_chat_speaks_as_its_own_persona_else_the_default_and_never_a_stand_in() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("open: {e}"));
+        let name = |p: Option<Persona>| p.map(|p| p.name);
+        let unbound = Chat::default();
+        assert_eq!(
+            name(store.chat_persona(&unbound).unwrap()),
+            None,
+            "no default yet"
+        );
+
+        let own = store.create(&persona("Own", false)).unwrap();
+        store.create(&persona("Default", true)).unwrap();
+        assert_eq!(
+            name(store.chat_persona(&unbound).unwrap()).as_deref(),
+            Some("Default")
+        );
+        assert_eq!(
+            name(store.chat_persona(&bound_to(own)).unwrap()).as_deref(),
+            Some("Own"),
+            "a bound persona wins over the default"
+        );
+        assert!(store.delete::<Persona>(own).unwrap());
+        assert_eq!(
+            name(store.chat_persona(&bound_to(own)).unwrap()),
+            None,
+            "a deleted persona is missing, not replaced by the default"
+        );
+        assert_eq!(
+            name(store.default_persona().unwrap()).as_deref(),
+            Some("Default")
+        );
+    }
+
+    #[test]
+    fn a_chat_background_keeps_unknown_fields_through_the_store() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let store = Store::open(dir.path()).unwrap_or_else(|e| panic!("open: {e}"));
+        let chat: Chat = serde_json::from_value(serde_json::json!({
+            "name": "c",
+            "background": {"color": "#222222", "blur": 4},
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let id = store.chat_create(&chat).unwrap();
+        let mut stored = store
+            .chat_get(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no chat"));
+        stored.name = "renamed".into();
+        store.update(&stored, None).unwrap();
+        let again = store
+            .chat_get(id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no chat"));
+        let bg = serde_json::to_value(&again.background).unwrap();
+        assert_eq!(bg, serde_json::json!({"color": "#222222", "blur": 4}));
     }
 }

@@ -84,6 +84,10 @@ delegate::store_shorthands! {
     write fn chat_create(&self, chat: &Chat) -> ChatId;
     /// A chat.
     read fn chat_get(&self, id: ChatId) -> Option<Chat>;
+    /// The library's default persona.
+    read fn default_persona(&self) -> Option<tavo_model::Persona>;
+    /// The persona a chat speaks as: its own, else the default one.
+    read fn chat_persona(&self, chat: &Chat) -> Option<tavo_model::Persona>;
     /// One state slot of a chat.
     read fn chat_state_get(&self, chat: ChatId, key: &str) -> Option<Value>;
     /// Writes one state slot of a chat.

@@ -15,17 +15,12 @@
 //! OpenAI 400 `content_policy_violation`). Connection bases: `{base}/v1` (openai),
 //! `{base}/v1beta` (gemini), `{base}/api/v1` (openrouter), `{base}` (novelai).
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::body::Body;
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+
+use crate::media::{MediaMock, MediaRequestSeen, no_such_route};
 
 /// A 1×1 PNG, base64: every generated image.
 pub const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -99,85 +94,27 @@ pub fn stored_zip(name: &str, data: &[u8]) -> Vec<u8> {
     z
 }
 
-/// One request the mock received.
-#[derive(Debug, Clone)]
-pub struct ImageRequestSeen {
-    /// The HTTP method (`POST`, or `GET` for a result fetched by URL).
-    pub method: String,
-    /// Path and query.
-    pub path: String,
-    /// Lower-case names.
-    pub headers: BTreeMap<String, String>,
-    /// The JSON body (`Null` for multipart).
-    pub body: Value,
-    /// The raw body (multipart edits).
-    pub raw: Vec<u8>,
-}
-
-#[derive(Default)]
-struct Shared {
-    requests: Mutex<Vec<ImageRequestSeen>>,
-    addr: Mutex<Option<SocketAddr>>,
-}
+/// One request the mock received (`raw`: the multipart body of an edit).
+pub type ImageRequestSeen = MediaRequestSeen;
 
 /// A running mock. Dropping it stops the server.
-pub struct MockImage {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for MockImage {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
+pub struct MockImage(MediaMock);
 
 impl MockImage {
     /// Starts on a free loopback port.
     pub async fn start() -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::default());
-        *shared.addr.lock().unwrap_or_else(|p| p.into_inner()) = Some(addr);
-        let app = Router::new().fallback(handle).with_state(shared.clone());
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
-        Ok(Self {
-            addr,
-            shared,
-            stop: Some(stop),
-        })
+        MediaMock::start(answer).await.map(Self)
     }
 
     /// `http://127.0.0.1:PORT`.
     pub fn base(&self) -> String {
-        format!("http://{}", self.addr)
+        self.0.base()
     }
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<ImageRequestSeen> {
-        self.shared
-            .requests
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.0.requests()
     }
-}
-
-fn key_of(headers: &BTreeMap<String, String>) -> Option<String> {
-    headers
-        .get("authorization")
-        .map(|v| v.trim_start_matches("Bearer ").to_owned())
-        .or_else(|| headers.get("x-goog-api-key").cloned())
 }
 
 fn prompt_of(body: &Value, raw: &[u8]) -> String {
@@ -212,55 +149,16 @@ fn failure(prompt: &str) -> Option<Response> {
     None
 }
 
-async fn handle(
-    State(shared): State<Arc<Shared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    raw: Bytes,
-) -> Response {
-    let headers: BTreeMap<String, String> = headers
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_ascii_lowercase(),
-                v.to_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect();
-    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    let path = uri
-        .path_and_query()
-        .map_or(uri.path().to_owned(), |p| p.as_str().to_owned());
-    shared
-        .requests
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(ImageRequestSeen {
-            method: method.to_string(),
-            path: path.clone(),
-            headers: headers.clone(),
-            body: body.clone(),
-            raw: raw.to_vec(),
-        });
-    let p = uri.path();
-    if method == Method::GET && p == "/files/image.png" {
+fn answer(seen: &ImageRequestSeen, base: &str) -> Response {
+    let (body, raw) = (&seen.body, &seen.raw);
+    let p = seen.route();
+    if seen.method == Method::GET.as_str() && p == "/files/image.png" {
         return Response::builder()
             .header(header::CONTENT_TYPE, "image/png")
             .body(Body::from(png()))
             .unwrap_or_default();
     }
-    if let Some(key) = key_of(&headers).filter(|k| k == "bad-key") {
-        return (
-            StatusCode::UNAUTHORIZED,
-            axum::Json(
-                json!({"error": {"message": format!("Incorrect API key provided: {key}."),
-                "type": "invalid_request_error", "code": "invalid_api_key"}}),
-            ),
-        )
-            .into_response();
-    }
-    let prompt = prompt_of(&body, &raw);
+    let prompt = prompt_of(body, raw);
     if let Some(r) = failure(&prompt) {
         return r;
     }
@@ -277,14 +175,8 @@ async fn handle(
                 .into_response();
         }
         if prompt.contains("URL") {
-            let addr = shared
-                .addr
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .map(|a| a.to_string())
-                .unwrap_or_default();
             return axum::Json(json!({"created": 1_700_000_000,
-                "data": [{"url": format!("http://{addr}/files/image.png")}]}))
+                "data": [{"url": format!("{base}/files/image.png")}]}))
             .into_response();
         }
         axum::Json(json!({"created": 1_700_000_000,
@@ -320,10 +212,6 @@ async fn handle(
             .body(Body::from(stored_zip("image_0.png", &png())))
             .unwrap_or_default()
     } else {
-        (
-            StatusCode::NOT_FOUND,
-            axum::Json(json!({"error": {"message": "no such route"}})),
-        )
-            .into_response()
+        no_such_route()
     }
 }

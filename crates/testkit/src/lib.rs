@@ -12,6 +12,7 @@
 //! ```
 
 pub mod image;
+pub mod media;
 pub mod render;
 pub mod script;
 pub mod server;

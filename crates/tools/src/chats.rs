@@ -105,6 +105,7 @@ impl From<BackgroundArg> for ChatBackground {
             use_avatar: b.use_avatar,
             color: b.color,
             opacity: b.opacity,
+            extra: tavo_model::Extra::default(),
         }
     }
 }
@@ -421,10 +422,7 @@ pub fn create_chat(store: &Store, new: NewChat) -> Result<ChatCreated, ToolError
         chat.advanced_rendering = new.advanced_rendering.unwrap_or(true);
         chat.reply_mode = new.reply_mode.unwrap_or_default();
         chat.creation_date = Some(chrono::Utc::now());
-        let persona = match &chat.persona {
-            Some(p) => tx.get::<Persona>(p.id)?,
-            None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-        };
+        let persona = tx.chat_persona(&chat)?;
         let id = tx.chat_create(&chat)?;
         let mut greeting = None;
         if new.greeting.unwrap_or(true) {
@@ -555,10 +553,7 @@ pub fn reset_chat(store: &Store, id: ChatId) -> Result<Option<MessageId>, ToolEr
                 characters.push(c);
             }
         }
-        let persona = match &chat.persona {
-            Some(p) => tx.get::<Persona>(p.id)?,
-            None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-        };
+        let persona = tx.chat_persona(&chat)?;
         let mut first = None;
         let ejs = ejs_enabled(tx)?;
         for m in crate::greetings::greetings(&characters, persona.as_ref(), now, ejs) {

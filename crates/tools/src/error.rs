@@ -65,6 +65,12 @@ impl ErrorCode {
         }
     }
 
+    /// The code of a wire spelling; `None` for any other word (such as a door's own
+    /// `provider_error`).
+    pub fn parse(wire: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == wire)
+    }
+
     /// Every code, for documentation and exhaustive tests.
     pub const ALL: [ErrorCode; 11] = [
         ErrorCode::InvalidArguments,
@@ -207,7 +213,9 @@ mod tests {
         for code in ErrorCode::ALL {
             let v = serde_json::to_value(code).unwrap_or(Value::Null);
             assert_eq!(v, Value::String(code.as_str().to_owned()));
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
         }
+        assert_eq!(ErrorCode::parse("provider_error"), None);
     }
 
     #[test]

@@ -8,9 +8,7 @@
 //! variables in the same transaction as the message.
 
 use serde_json::json;
-use tavo_model::{
-    Character, CharacterId, Chat, ChatId, Message, MessageId, Persona, RegexGroup, Role,
-};
+use tavo_model::{Character, CharacterId, Chat, ChatId, Message, MessageId, RegexGroup, Role};
 use tavo_prompt::macros::{MacroContext, Variables};
 use tavo_prompt::regex::RegexIssue;
 use tavo_prompt::{WriteTiming, rewrite_stored};
@@ -107,10 +105,7 @@ fn read_rules(tx: &Tx<'_>, chat: &Chat) -> Result<Rules, StoreError> {
             variables: Variables::default(),
         });
     }
-    let persona = match &chat.persona {
-        Some(p) => tx.get::<Persona>(p.id)?,
-        None => tx.list::<Persona>()?.into_iter().find(|p| p.active),
-    };
+    let persona = tx.chat_persona(chat)?;
     let variables = Variables {
         chat: tx.var_all(VarScope::Chat(chat.id.map_or(0, |c| c.0)))?,
         global: tx.var_all(VarScope::Global)?,

@@ -20,14 +20,15 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{Context as _, anyhow, bail};
+use anyhow::{Context as _, bail};
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tavo_engine::Engine;
 use tavo_llm::media::image::{ImageConnection, ImageData, ImagePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
+use tavo_model::ImageType;
 use tavo_tools::ops::files::ScopeArg;
-use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage, image_mime};
+use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage};
 use tavo_tools::{Services, ToolError, builtin_registry};
 
 use crate::context::Context;
@@ -190,24 +191,12 @@ enum ConnectionCommand {
     Default { name: String },
 }
 
-fn parse_options(raw: &[String]) -> anyhow::Result<Map<String, Value>> {
-    let mut out = Map::new();
-    for kv in raw {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--option {kv:?}: expected KEY=VALUE"))?;
-        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-        out.insert(k.trim().to_owned(), value);
-    }
-    Ok(out)
-}
-
 fn reference_of(r: &str) -> anyhow::Result<ImageRef> {
     if r.starts_with("files/chat/") || r.starts_with("files/global/") || r.starts_with("data:") {
         return Ok(ImageRef(r.to_owned()));
     }
     let bytes = std::fs::read(r).with_context(|| format!("--reference {r}"))?;
-    if image_mime(&bytes).is_none() {
+    if ImageType::sniff(&bytes).is_none() {
         bail!("--reference {r}: not a PNG, JPEG, WebP or GIF image");
     }
     Ok(ImageRef(ImageData::sniffed(bytes).data_url()))
@@ -395,7 +384,7 @@ async fn connection(engine: &Engine, command: ConnectionCommand) -> anyhow::Resu
             default,
             json,
         } => {
-            let options = parse_options(&options)?;
+            let options = super::media::parse_options(&options)?;
             let view = engine
                 .change_image_connections(move |book| {
                     let mut c = ImageConnection::new(name, ImagePlatform::parse(&platform)?, model);
@@ -424,7 +413,7 @@ async fn connection(engine: &Engine, command: ConnectionCommand) -> anyhow::Resu
             default,
             json,
         } => {
-            let options = parse_options(&options)?;
+            let options = super::media::parse_options(&options)?;
             let key = match (api_key, api_key_env, no_key) {
                 (Some(k), _, _) => Some(KeyChange::Key(k)),
                 (None, Some(v), _) => Some(KeyChange::Env(v)),

@@ -13,6 +13,7 @@ pub mod list;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_server;
+pub mod media;
 pub mod memory;
 pub mod message;
 pub mod persona;

@@ -173,10 +173,10 @@ async fn attachment(
     );
     let bytes = std::fs::read(path).with_context(|| format!("reading {image}"))?;
     // Known by its bytes, as the description reads it.
-    let Some(mime) = tavo_llm::media::image::sniff_mime(&bytes) else {
+    let Some(kind) = tavo_model::ImageType::sniff(&bytes) else {
         anyhow::bail!("--image {image}: not a picture the providers take (png, jpeg, webp or gif)");
     };
-    let ext = mime.trim_start_matches("image/");
+    let (mime, ext) = (kind.mime_type(), kind.extension());
     let stem: String = path
         .file_stem()
         .and_then(|s| s.to_str())

@@ -216,15 +216,9 @@ enum ConnectionCommand {
     Default { name: String },
 }
 
+/// The `--option` flags, with `--voice` as the `voice` option.
 fn parse_options(raw: &[String], voice: Option<String>) -> anyhow::Result<Map<String, Value>> {
-    let mut out = Map::new();
-    for kv in raw {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--option {kv:?}: expected KEY=VALUE"))?;
-        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_owned()));
-        out.insert(k.trim().to_owned(), value);
-    }
+    let mut out = super::media::parse_options(raw)?;
     if let Some(v) = voice {
         out.insert("voice".into(), Value::String(v));
     }

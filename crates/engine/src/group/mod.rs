@@ -230,13 +230,7 @@ pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, EngineError> {
                 muted: muted.contains(&s.id),
             });
         }
-        let persona = match &c.persona {
-            Some(p) => tx.get::<tavo_model::Persona>(p.id)?,
-            None => tx
-                .list::<tavo_model::Persona>()?
-                .into_iter()
-                .find(|p| p.active),
-        };
+        let persona = tx.chat_persona(&c)?;
         let user = persona
             .map(|p| p.name)
             .filter(|n| !n.is_empty())

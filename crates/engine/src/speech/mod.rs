@@ -23,8 +23,9 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tavo_llm::media::MediaFailure;
 use tavo_llm::media::speech::{self as codec, Audio, SpeechRequest, VoiceConnection};
-use tavo_llm::{Client, ErrorKind, LlmError};
+use tavo_llm::{Client, LlmError};
 use tavo_model::{ChatId, MessageId, Role};
 use tavo_store::{Store, StoreError};
 use tavo_tools::context::SpeechPlayer;
@@ -101,12 +102,10 @@ impl SpeechError {
     }
 }
 
-/// A refusal by the provider: the key, its permissions or a safety system.
+/// A refusal by the provider: the key, its permissions or a safety system (the same reading
+/// as an image provider's, [`MediaFailure`]).
 fn is_refusal(e: &LlmError) -> bool {
-    matches!(
-        e.kind,
-        ErrorKind::Authentication | ErrorKind::Permission | ErrorKind::ContentFiltered
-    )
+    MediaFailure::of(e) == MediaFailure::Refused
 }
 
 /// Where `tts` events go: the server's event stream. Answers how many open pages got it.
@@ -354,13 +353,17 @@ impl Speech {
                     }
                     None => None,
                 };
+                // A user message is the chat's persona speaking: its own, else the default.
+                let user_persona = match &msg {
+                    Some(m) if voice.is_none() && m.role == Role::User => {
+                        store.chat_persona(&chat_row)?.and_then(|p| p.id)
+                    }
+                    _ => None,
+                };
                 let target = voice.or_else(|| {
                     let m = msg.as_ref()?;
                     match m.role {
-                        Role::User => chat_row
-                            .persona
-                            .as_ref()
-                            .map(|p| VoiceTarget::Persona(p.id.0)),
+                        Role::User => user_persona.map(|p| VoiceTarget::Persona(p.0)),
                         _ => m
                             .character_id
                             .map(|c| VoiceTarget::Character(c.0))
@@ -506,13 +509,10 @@ impl Speech {
     }
 }
 
+/// The envelope error: the same code where the envelope has it; a provider failure
+/// (`provider_error`, a door's word) is the envelope's `internal_error`.
 fn tool_error(e: SpeechError) -> ToolError {
-    let code = match e.code() {
-        "resource_not_found" => ErrorCode::ResourceNotFound,
-        "invalid_arguments" => ErrorCode::InvalidArguments,
-        "permission_denied" => ErrorCode::PermissionDenied,
-        _ => ErrorCode::InternalError,
-    };
+    let code = ErrorCode::parse(e.code()).unwrap_or(ErrorCode::InternalError);
     ToolError::new(code, e.to_string())
 }
 

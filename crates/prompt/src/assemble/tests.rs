@@ -429,6 +429,7 @@ fn memory_goes_before_history_when_enabled() {
         id: None,
         enabled: true,
         memories: vec!["likes tea".into(), " ".into()],
+        ..Memory::default()
     });
     let t = texts(&f.build(&options()));
     let m = t
@@ -444,6 +445,7 @@ fn memory_goes_before_history_when_enabled() {
         id: None,
         enabled: false,
         memories: vec!["likes tea".into()],
+        ..Memory::default()
     });
     assert!(
         !texts(&f.build(&options()))

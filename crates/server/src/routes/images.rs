@@ -24,7 +24,7 @@ use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
 use tavo_tools::ops::image::{ImageOptions, Storage};
 use tavo_tools::{ErrorCode, ToolError};
 
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, PROVIDER_FAILED};
 use crate::state::AppState;
 
 /// A tool error as the API answers it; provider failures (`internal_error` with
@@ -36,7 +36,7 @@ pub fn image_error(e: ToolError) -> ApiError {
             .is_some_and(|d| d.get("reason").is_some());
     let mut err = ApiError::from(e);
     if provider {
-        err.status = StatusCode::BAD_GATEWAY;
+        err.status = PROVIDER_FAILED;
     }
     err
 }

@@ -19,8 +19,9 @@ use tavo_engine::speech::config::{self, VoiceBinding, VoiceTarget};
 use tavo_engine::speech::{PlayRequest, SpeechError, SpeechSink};
 use tavo_llm::media::speech::{VoiceConnection, VoicePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform};
+use tavo_tools::ErrorCode;
 
-use crate::error::{ApiError, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiResult, ErrorBody, PROVIDER_FAILED, status_of_tool_code};
 use crate::hub::Hub;
 use crate::routes::bytes_response;
 use crate::state::AppState;
@@ -45,14 +46,13 @@ pub fn attach(state: &AppState) {
         .set_sink(Arc::new(HubSink(state.hub.clone())));
 }
 
+/// A speech error as the API answers it: an envelope code gets that code's status (as an
+/// image error does), a provider failure [`PROVIDER_FAILED`].
 fn speech_error(e: SpeechError) -> ApiError {
-    let status = match e.code() {
-        "resource_not_found" => StatusCode::NOT_FOUND,
-        "invalid_arguments" => StatusCode::BAD_REQUEST,
-        "permission_denied" => StatusCode::FORBIDDEN,
-        "provider_error" => StatusCode::BAD_GATEWAY,
-        "conflict" => StatusCode::CONFLICT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    let status = match ErrorCode::parse(e.code()) {
+        Some(code) => status_of_tool_code(code),
+        None if e.code() == "provider_error" => PROVIDER_FAILED,
+        None => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let path = e.path().map(str::to_owned);
     let err = ApiError::new(status, e.code(), e.to_string());

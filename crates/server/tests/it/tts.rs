@@ -522,3 +522,50 @@ async fn settings_bindings_and_provider_failures_have_clear_errors() {
     assert_eq!(st, 200);
     assert_eq!(b["characters"], json!({}));
 }
+
+#[tokio::test]
+async fn a_user_message_in_a_chat_without_a_persona_speaks_in_the_default_personas_voice() {
+    let mock = MockSpeech::start().await.expect("mock");
+    let s = TestServer::start().await;
+    let (st, _) = post(
+        &s,
+        "/api/tts/connections",
+        json!({"name": "oa", "platform": "openai",
+        "baseUrl": format!("{}/v1", mock.base()), "model": "tts-1"}),
+    )
+    .await;
+    assert_eq!(st, 200);
+    let (st, p) = post(
+        &s,
+        "/api/library/persona",
+        json!({"name": "Ann", "description": "d", "active": true}),
+    )
+    .await;
+    assert_eq!(st, 201, "{p}");
+    let pid = p["id"].as_i64().expect("id");
+    put(
+        &s,
+        &format!("/api/tts/bindings/personas/{pid}"),
+        json!({"voice": "shimmer"}),
+    )
+    .await;
+    // The chat names no persona: it follows the default one.
+    let (_, chat) = chat_with_character(&s).await;
+    let (st, written) = post(
+        &s,
+        &format!("/api/ops/tavo_message_append?chat={chat}"),
+        json!({"message": {"role": "user", "content": "Hi there."}}),
+    )
+    .await;
+    assert_eq!(st, 200, "{written}");
+    let id = written["result"]["id"].as_i64().expect("message id");
+    let (st, out) = post(
+        &s,
+        &format!("/api/chats/{chat}/tts/play"),
+        json!({"messageId": id}),
+    )
+    .await;
+    assert_eq!(st, 200, "{out}");
+    assert_eq!(out["audio"]["voice"], "shimmer", "{out}");
+    assert_eq!(mock.requests()[0].body["input"], "Hi there.");
+}

@@ -10,6 +10,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tavo_model::ImageType;
 use tavo_store::files::FileScope;
 
 use base64::Engine as _;
@@ -77,30 +78,6 @@ pub struct ImageArgs {
     /// Size, ratio, negative prompt, reference images, provider extras, storage.
     #[serde(default)]
     pub options: Option<ImageOptions>,
-}
-
-fn extension_of(mime: &str) -> &'static str {
-    match mime {
-        "image/jpeg" => "jpg",
-        "image/webp" => "webp",
-        "image/gif" => "gif",
-        _ => "png",
-    }
-}
-
-/// The image type a byte signature says.
-pub fn image_mime(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
-        Some("image/jpeg")
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else {
-        None
-    }
 }
 
 /// When the generated image is stored.
@@ -204,10 +181,10 @@ fn read_reference(
                 )
             })?
     };
-    let mime = image_mime(&bytes).ok_or_else(|| {
+    let kind = ImageType::sniff(&bytes).ok_or_else(|| {
         ToolError::invalid_at(&path, "a PNG, JPEG, WebP or GIF image", "other data")
     })?;
-    Ok((bytes, mime.to_owned()))
+    Ok((bytes, kind.mime_type().to_owned()))
 }
 
 /// Generates an image for every door: checks the arguments, reads the reference images, asks
@@ -307,7 +284,8 @@ pub async fn generate_image(
         format!(
             "image-{}.{}",
             chrono::Utc::now().format("%Y%m%d-%H%M%S%3f"),
-            extension_of(&mime)
+            // Named by what the bytes are, whatever type the provider declared.
+            ImageType::sniff(&bytes).map_or("png", ImageType::extension)
         )
     });
     ctx.blocking("storing the image", move |store| {

@@ -19,14 +19,13 @@ pub mod openai;
 pub mod openrouter;
 mod wire;
 
-use std::time::Duration;
-
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, LlmError};
 use crate::media::book::{MediaBook, MediaConnection, Platform};
+use crate::media::http::{self, MediaApi};
 use crate::transport::Client;
 
 pub use wire::{Auth, FormPart, FormValue, WireBody, WireRequest};
@@ -38,7 +37,7 @@ pub const INJECTION_TEMPLATE_KEY: &str = "image.injectionTemplate";
 /// Tavo's default injection template (§14.3).
 pub const DEFAULT_INJECTION_TEMPLATE: &str = "[生成了一张图片：{{prompt}}]";
 /// The largest image answer accepted (bytes of the HTTP body).
-pub const MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+pub use crate::media::http::MAX_ANSWER_BYTES;
 
 /// An image platform (the protocol an image connection speaks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -152,7 +151,7 @@ impl ImageData {
 }
 
 /// The file extension for an image MIME type (`png` when unknown).
-pub fn extension_for(mime: &str) -> &'static str {
+pub(crate) fn extension_for(mime: &str) -> &'static str {
     match mime {
         "image/jpeg" => "jpg",
         "image/webp" => "webp",
@@ -161,8 +160,12 @@ pub fn extension_for(mime: &str) -> &'static str {
     }
 }
 
-/// The image type a byte signature says.
-pub fn sniff_mime(bytes: &[u8]) -> Option<&'static str> {
+/// The image type a byte signature says, for reading provider answers.
+///
+/// The library's one sniffer is `tavo_model::ImageType`, which every other layer asks; this
+/// crate may not depend on the model (llm knows nothing of the library), so it keeps this
+/// private reading of the same four signatures. The engine's tests check that the two agree.
+pub(crate) fn sniff_mime(bytes: &[u8]) -> Option<&'static str> {
     if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
@@ -315,122 +318,35 @@ pub fn ratio_of(w: u32, h: u32) -> String {
     format!("{}:{}", w / g, h / g)
 }
 
-/// The message for a failed HTTP status: ours, never the provider's body.
-pub fn status_error(platform: ImagePlatform, status: u16, code: Option<String>) -> LlmError {
-    let refusal = code.as_deref().is_some_and(|c| {
-        matches!(
-            c,
-            "content_policy_violation" | "moderation_blocked" | "content_filter" | "SAFETY"
-        )
-    });
-    let kind = if refusal {
-        ErrorKind::ContentFiltered
-    } else {
-        ErrorKind::from_status(status)
-    };
-    let id = platform.id();
-    let what = match kind {
-        ErrorKind::Authentication => {
-            "the key was refused; check the image connection's key".to_owned()
-        }
-        ErrorKind::Permission => {
-            "the key may not use this model or the prompt was refused".to_owned()
-        }
+/// Which API an image platform's messages name.
+fn api(platform: ImagePlatform) -> MediaApi {
+    MediaApi {
+        platform: platform.id(),
+        medium: "image",
+    }
+}
+
+/// What to check after a failed image request, by kind.
+fn hint(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Authentication => "the key was refused; check the image connection's key",
+        ErrorKind::Permission => "the key may not use this model or the prompt was refused",
         ErrorKind::NotFound => {
-            "no such model or endpoint; check the connection's baseUrl and model".to_owned()
+            "no such model or endpoint; check the connection's baseUrl and model"
         }
-        ErrorKind::RateLimit => "too many requests; try again later".to_owned(),
-        ErrorKind::QuotaExceeded => "the balance or quota is used up".to_owned(),
-        ErrorKind::Overloaded | ErrorKind::Server => {
-            "the provider failed; try again later".to_owned()
-        }
-        ErrorKind::Timeout => "the provider timed out".to_owned(),
-        ErrorKind::ContentFiltered => "the provider's safety system refused the prompt".to_owned(),
-        _ => "the provider refused the request (check size, aspect ratio and extraBody)".to_owned(),
-    };
-    let code_note = code
-        .as_deref()
-        .filter(|c| {
-            c.len() <= 64
-                && c.chars()
-                    .all(|ch| ch.is_ascii_alphanumeric() || "_-.".contains(ch))
-        })
-        .map(|c| format!(", code {c}"))
-        .unwrap_or_default();
-    LlmError {
-        kind,
-        message: format!("the {id} image API answered HTTP {status}{code_note}: {what}"),
-        status: Some(status),
-        code,
-        retry_after: None,
+        ErrorKind::RateLimit => "too many requests; try again later",
+        ErrorKind::QuotaExceeded => "the balance or quota is used up",
+        ErrorKind::Overloaded | ErrorKind::Server => "the provider failed; try again later",
+        ErrorKind::Timeout => "the provider timed out",
+        ErrorKind::ContentFiltered => "the provider's safety system refused the prompt",
+        _ => "the provider refused the request (check size, aspect ratio and extraBody)",
     }
 }
 
-/// The provider's error code in a JSON error body (`error.code`, `error.type`, `error.status`).
-fn error_code(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let e = v.get("error").unwrap_or(&v);
-    ["code", "type", "status"]
-        .iter()
-        .find_map(|k| match e.get(*k) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        })
-}
-
-fn transport_error(platform: ImagePlatform, e: &reqwest::Error) -> LlmError {
-    let kind = if e.is_timeout() {
-        ErrorKind::Timeout
-    } else {
-        ErrorKind::Network
-    };
-    LlmError::new(
-        kind,
-        format!(
-            "cannot reach the {} image API{}",
-            platform.id(),
-            if e.is_timeout() {
-                " (timed out)"
-            } else if e.is_connect() {
-                " (connection failed; check the connection's baseUrl)"
-            } else {
-                ""
-            }
-        ),
-    )
-}
-
-async fn read_capped(
-    platform: ImagePlatform,
-    mut resp: reqwest::Response,
-    idle: Duration,
-) -> Result<Vec<u8>, LlmError> {
-    let mut out = Vec::new();
-    loop {
-        let chunk = tokio::time::timeout(idle, resp.chunk())
-            .await
-            .map_err(|_| {
-                LlmError::new(
-                    ErrorKind::Timeout,
-                    format!("the {} image API stopped answering", platform.id()),
-                )
-            })?
-            .map_err(|e| transport_error(platform, &e))?;
-        let Some(chunk) = chunk else { break };
-        if out.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(LlmError::new(
-                ErrorKind::InvalidResponse,
-                format!(
-                    "the {} image API answered more than {} MiB",
-                    platform.id(),
-                    MAX_ANSWER_BYTES / (1024 * 1024)
-                ),
-            ));
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
+/// The message for a failed HTTP status: ours, never the provider's body
+/// ([`http::status_error`] with the image hints).
+pub fn status_error(platform: ImagePlatform, status: u16, code: Option<String>) -> LlmError {
+    http::status_error(api(platform), status, code, hint)
 }
 
 /// Generates one image with `conn`: builds, sends (no retries: a generation costs money),
@@ -445,40 +361,23 @@ pub async fn generate(
         .map_err(|e| LlmError::new(ErrorKind::Authentication, e.to_string()))?;
     let wire = build(conn, key.as_deref(), req)?;
     let platform = conn.platform;
-    let timeouts = client.timeouts;
     let rb = wire.to_reqwest(client.http()).map_err(|e| {
         LlmError::new(
             ErrorKind::InvalidRequest,
             format!("cannot encode the request: {e}"),
         )
     })?;
-    let sent = tokio::time::timeout(timeouts.headers, rb.send())
-        .await
-        .map_err(|_| {
-            LlmError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "no answer from the {} image API within {}s",
-                    platform.id(),
-                    timeouts.headers.as_secs()
-                ),
-            )
-        })?
-        .map_err(|e| transport_error(platform, &e))?;
-    let status = sent.status().as_u16();
-    let content_type = sent
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let body = read_capped(platform, sent, timeouts.idle).await?;
-    if !(200..300).contains(&status) {
-        let err = status_error(platform, status, error_code(&body));
-        tracing::debug!(platform = platform.id(), status, "image generation failed");
+    let answer = http::exchange(client, api(platform), rb).await?;
+    if !answer.ok() {
+        let err = status_error(platform, answer.status, http::error_code(&answer.body));
+        tracing::debug!(
+            platform = platform.id(),
+            status = answer.status,
+            "image generation failed"
+        );
         return Err(err);
     }
-    match parse(platform, &content_type, &body)? {
+    match parse(platform, &answer.content_type, &answer.body)? {
         Answer::Image(img) => Ok(img),
         Answer::Url(url) => download(client, platform, &url).await,
     }
@@ -502,7 +401,7 @@ async fn download(
                 "downloading the generated image timed out",
             )
         })?
-        .map_err(|e| transport_error(platform, &e))?;
+        .map_err(|e| http::transport_error(api(platform), &e))?;
     let status = resp.status().as_u16();
     if !(200..300).contains(&status) {
         return Err(LlmError {
@@ -513,7 +412,7 @@ async fn download(
             )
         });
     }
-    let bytes = read_capped(platform, resp, timeouts.idle).await?;
+    let bytes = http::read_capped(api(platform), resp, timeouts.idle, MAX_ANSWER_BYTES).await?;
     if sniff_mime(&bytes).is_none() {
         return Err(no_image(
             platform.id(),

@@ -22,20 +22,19 @@ pub mod elevenlabs;
 pub mod gemini;
 pub mod openai;
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, LlmError};
 use crate::media::book::{MediaBook, MediaConnection, Platform};
+use crate::media::http::{self, MediaApi};
 use crate::media::image::{Auth, WireBody, WireRequest};
 use crate::transport::Client;
 
 /// The settings key of the voice connection book.
 pub const SETTINGS_KEY: &str = "tts.connections";
 /// The largest audio answer accepted (bytes of the HTTP body).
-pub const MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+pub use crate::media::http::MAX_ANSWER_BYTES;
 /// The longest text sent in one request (OpenAI's limit is 4,096 characters; longer text
 /// is refused before any request rather than cut).
 pub const MAX_TEXT_CHARS: usize = 4096;
@@ -261,11 +260,17 @@ pub(crate) fn no_audio(platform: &str, why: &str) -> LlmError {
     )
 }
 
-/// The message for a failed HTTP status: ours, never the provider's body.
-pub fn status_error(platform: VoicePlatform, status: u16, code: Option<String>) -> LlmError {
-    let kind = ErrorKind::from_status(status);
-    let id = platform.id();
-    let what = match kind {
+/// Which API a voice platform's messages name.
+fn api(platform: VoicePlatform) -> MediaApi {
+    MediaApi {
+        platform: platform.id(),
+        medium: "speech",
+    }
+}
+
+/// What to check after a failed speech request, by kind.
+fn hint(kind: ErrorKind) -> &'static str {
+    match kind {
         ErrorKind::Authentication => "the key was refused; check the voice connection's key",
         ErrorKind::Permission => {
             "the key may not use text-to-speech or this voice (an ElevenLabs key needs the text-to-speech permission)"
@@ -277,92 +282,15 @@ pub fn status_error(platform: VoicePlatform, status: u16, code: Option<String>) 
         ErrorKind::QuotaExceeded => "the balance or quota is used up",
         ErrorKind::Overloaded | ErrorKind::Server => "the provider failed; try again later",
         ErrorKind::Timeout => "the provider timed out",
+        ErrorKind::ContentFiltered => "the provider's safety system refused the text",
         _ => "the provider refused the request (check the model, voice and options)",
-    };
-    let code_note = code
-        .as_deref()
-        .filter(|c| {
-            c.len() <= 64
-                && c.chars()
-                    .all(|ch| ch.is_ascii_alphanumeric() || "_-.".contains(ch))
-        })
-        .map(|c| format!(", code {c}"))
-        .unwrap_or_default();
-    LlmError {
-        kind,
-        message: format!("the {id} speech API answered HTTP {status}{code_note}: {what}"),
-        status: Some(status),
-        code,
-        retry_after: None,
     }
 }
 
-/// The provider's error code in a JSON error body (`error.code|type|status`, ElevenLabs'
-/// `detail.status`).
-fn error_code(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let e = v.get("error").or_else(|| v.get("detail")).unwrap_or(&v);
-    ["code", "type", "status"]
-        .iter()
-        .find_map(|k| match e.get(*k) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        })
-}
-
-fn transport_error(platform: VoicePlatform, e: &reqwest::Error) -> LlmError {
-    let kind = if e.is_timeout() {
-        ErrorKind::Timeout
-    } else {
-        ErrorKind::Network
-    };
-    LlmError::new(
-        kind,
-        format!(
-            "cannot reach the {} speech API{}",
-            platform.id(),
-            if e.is_timeout() {
-                " (timed out)"
-            } else if e.is_connect() {
-                " (connection failed; check the connection's baseUrl)"
-            } else {
-                ""
-            }
-        ),
-    )
-}
-
-async fn read_capped(
-    platform: VoicePlatform,
-    mut resp: reqwest::Response,
-    idle: Duration,
-) -> Result<Vec<u8>, LlmError> {
-    let mut out = Vec::new();
-    loop {
-        let chunk = tokio::time::timeout(idle, resp.chunk())
-            .await
-            .map_err(|_| {
-                LlmError::new(
-                    ErrorKind::Timeout,
-                    format!("the {} speech API stopped answering", platform.id()),
-                )
-            })?
-            .map_err(|e| transport_error(platform, &e))?;
-        let Some(chunk) = chunk else { break };
-        if out.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(LlmError::new(
-                ErrorKind::InvalidResponse,
-                format!(
-                    "the {} speech API answered more than {} MiB",
-                    platform.id(),
-                    MAX_ANSWER_BYTES / (1024 * 1024)
-                ),
-            ));
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out)
+/// The message for a failed HTTP status: ours, never the provider's body
+/// ([`http::status_error`] with the speech hints).
+pub fn status_error(platform: VoicePlatform, status: u16, code: Option<String>) -> LlmError {
+    http::status_error(api(platform), status, code, hint)
 }
 
 /// Synthesizes `req` with `conn`: builds, sends (no retries: a synthesis costs money), maps
@@ -377,39 +305,26 @@ pub async fn synthesize(
         .map_err(|e| LlmError::new(ErrorKind::Authentication, e.to_string()))?;
     let wire = build(conn, key.as_deref(), req)?;
     let platform = conn.platform;
-    let timeouts = client.timeouts;
     let rb = wire.to_reqwest(client.http()).map_err(|e| {
         LlmError::new(
             ErrorKind::InvalidRequest,
             format!("cannot encode the request: {e}"),
         )
     })?;
-    let sent = tokio::time::timeout(timeouts.headers, rb.send())
-        .await
-        .map_err(|_| {
-            LlmError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "no answer from the {} speech API within {}s",
-                    platform.id(),
-                    timeouts.headers.as_secs()
-                ),
-            )
-        })?
-        .map_err(|e| transport_error(platform, &e))?;
-    let status = sent.status().as_u16();
-    let content_type = sent
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let body = read_capped(platform, sent, timeouts.idle).await?;
-    if !(200..300).contains(&status) {
-        tracing::debug!(platform = platform.id(), status, "speech synthesis failed");
-        return Err(status_error(platform, status, error_code(&body)));
+    let answer = http::exchange(client, api(platform), rb).await?;
+    if !answer.ok() {
+        tracing::debug!(
+            platform = platform.id(),
+            status = answer.status,
+            "speech synthesis failed"
+        );
+        return Err(status_error(
+            platform,
+            answer.status,
+            http::error_code(&answer.body),
+        ));
     }
-    parse(platform, &content_type, &body)
+    parse(platform, &answer.content_type, &answer.body)
 }
 
 /// The key as the request carries it (for fixture tests: never printed).
@@ -497,7 +412,8 @@ mod tests {
             Some("sk-secret /etc/passwd".into()),
         );
         assert!(!e.message.contains("sk-secret"));
-        let code = error_code(br#"{"detail": {"status": "missing_permissions", "message": "x"}}"#);
+        let code =
+            http::error_code(br#"{"detail": {"status": "missing_permissions", "message": "x"}}"#);
         assert_eq!(code.as_deref(), Some("missing_permissions"));
     }
 
