@@ -1,7 +1,6 @@
 //! EJS through the whole build: every kind of prompt field, staged writes, the switch, the
 //! deadline, `{{outlet}}` and `{{if}}`.
 
-
 use serde_json::json;
 use tavo_model::{
     Lorebook, LorebookEntry, LorebookId, LorebookPosition, LorebookStrategy, RegexEntry,
