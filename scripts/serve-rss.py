@@ -4,8 +4,8 @@
 For each binary given, RUNS fresh processes, interleaved (A B A B …) so that both see the same
 machine: start `tavo serve` on an empty data dir, wait for the first answered `/api/health`,
 wait 1 s, read VmRSS / RssAnon / RssFile from /proc/PID/status (idle); then add a connection
-to a local mock OpenAI provider (a few streamed deltas), start one reply in a new chat and
-read them again once it has finished, and 1 s later. The first reply's time (POST to
+to a local mock OpenAI provider (a few streamed deltas), start one reply in a new chat with a
+new character and read them again once it has finished, and 1 s later. The first reply's time (POST to
 `finished`) is printed too.
 
 Usage: python3 scripts/serve-rss.py [--runs 5] [--model gpt-4o] TAVO [TAVO …]
@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 HEADERS = {"x-tavo-request": "1", "content-type": "application/json"}
@@ -63,8 +64,11 @@ def status(pid):
 def call(base, method, path, body=None):
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(base + path, data=data, method=method, headers=HEADERS)
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read() or b"null")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"{method} {path}: {e.code} {e.read().decode()}") from None
 
 
 def wait_finished(base, reply):
@@ -106,7 +110,11 @@ def one_run(tavo, mock_port, model):
                 "baseUrl": f"http://127.0.0.1:{mock_port}/v1", "model": model,
                 "apiKey": "sk-rss-0123456789abcdef", "parameters": {"stream": True},
             })
-            chat = call(base, "POST", "/api/library/chat", {"name": "rss"})["id"]
+            character = call(base, "POST", "/api/library/character", {
+                "name": "Sera", "description": "A guardian of the forest, calm and watchful.",
+                "firstMes": "Hello, traveller. The forest is quiet today.",
+            })["id"]
+            chat = call(base, "POST", "/api/library/chat", {"name": "rss", "characters": [character]})["id"]
             t = time.perf_counter()
             started = call(base, "POST", f"/api/chats/{chat}/messages", {"content": "go"})
             outcome = wait_finished(base, started["replyId"])
