@@ -300,7 +300,7 @@ impl Engine {
         .with_extensions(self.inner.extensions.clone())
     }
 
-    /// Starts loading, on a background thread, the tokenizer of the default connection's
+    /// Starts making ready, on a background thread, the tokenizer of the default connection's
     /// model and o200k (which estimated models count with), so that a later exact count
     /// does not wait (`tavo serve` calls it at start). Returns at once; replies never wait
     /// for it either way (see [`tavo_prompt::PromptOptions::wait_for_tokenizer`]).

@@ -958,7 +958,8 @@ pub struct TokenCounts {
 
 /// Counts `texts` with the tokenizer of `connection`'s model (the default connection when
 /// `None`; with none configured, `gpt-4o`, as [`preview`] builds). Blocking: reads the
-/// connection settings, and a process's first count loads the tokenizer.
+/// connection settings, and a process's first count makes the tokenizer ready (compiles its
+/// pattern).
 pub fn count_tokens(
     store: &Store,
     texts: &[String],

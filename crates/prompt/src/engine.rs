@@ -27,14 +27,16 @@ impl PromptEngine {
     }
 
     /// Builds the prompt. Without `options.wait_for_tokenizer`, a build before the model's
-    /// encoding is loaded counts with the byte upper bound and starts the load in the
-    /// background; it is kept when the budget left nothing out (so the messages are those an
-    /// exact count gives), else the prompt is built again with the exact count.
+    /// encoding is ready counts with the byte upper bound and then starts making it ready in
+    /// the background; it is kept when the budget left nothing out (so the messages are those
+    /// an exact count gives), else the prompt is built again with the exact count.
     pub fn build(&self, input: &PromptInput<'_>, options: &PromptOptions) -> PromptOutput {
         if !options.wait_for_tokenizer && !tokens::is_ready(&options.model) {
-            tokens::warm(&[&options.model]);
             let bound = TokenCounter::upper_bound(&options.model);
             let (output, cut) = assemble(self, input, options, &bound);
+            // Started after the build, not before: on a machine of two busy cores the
+            // pattern's compilation (a few ms of CPU) would otherwise compete with it.
+            tokens::warm(&[&options.model]);
             if !cut {
                 return output;
             }

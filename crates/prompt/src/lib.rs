@@ -12,6 +12,7 @@ pub mod macros;
 pub mod regex;
 pub mod speech;
 pub mod stored;
+mod tokenizer;
 
 pub use assemble::{
     Diagnostic, Explain, GenerationType, PartTokens, PromptConverter, PromptInput, PromptMessage,

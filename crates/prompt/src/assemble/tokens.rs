@@ -7,21 +7,22 @@
 //! tokens of framing (+1 with a name) and every reply 3 tokens of priming, as in OpenAI's
 //! published counting recipe.
 //!
-//! Loading an encoding costs a process a few hundred milliseconds and ≈ 45 MB, once. A reply
-//! does not wait for it: [`TokenCounter::ready_for_model`] answers only once the encoding is
-//! in memory, and until then [`TokenCounter::upper_bound`] counts every UTF-8 byte as a token
-//! (a byte-level BPE token covers at least one byte, so this is never less than the real
-//! count). [`warm`] loads the encodings on a background thread at start.
+//! Counts are exact where tiktoken's are: `crate::tokenizer` counts o200k_base and
+//! cl100k_base from tables compiled into the executable, as tiktoken does, without its
+//! ≈ 45 MB of heap. Making an encoding ready only compiles its pre-tokenizer pattern (a few
+//! milliseconds, once per process), and still a reply does not wait for it:
+//! [`TokenCounter::ready_for_model`] answers only once the encoding is ready, and until then
+//! [`TokenCounter::upper_bound`] counts every UTF-8 byte as a token (a byte-level BPE token
+//! covers at least one byte, so this is never less than the real count). [`warm`] makes the
+//! encodings ready on a background thread at start.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tiktoken_rs::CoreBPE;
-use tiktoken_rs::tokenizer::Tokenizer;
-
 use super::message::PromptMessage;
+use crate::tokenizer::{self, Encoding, Tokenizer, encoding_for_model};
 
 /// Framing tokens per message.
 pub const PER_MESSAGE: usize = 3;
@@ -33,7 +34,7 @@ const CACHE_CAPACITY: usize = 200_000;
 #[derive(Clone, Copy)]
 enum Counting {
     /// The model's encoding.
-    Exact(&'static CoreBPE),
+    Exact(&'static Tokenizer),
     /// One token per UTF-8 byte: never below the exact count.
     Bound,
 }
@@ -56,8 +57,8 @@ impl std::fmt::Debug for TokenCounter {
     }
 }
 
-/// Which encoding a model counts with: `(tokenizer, name, estimated)`.
-fn encoding_of(model: &str) -> (Tokenizer, &'static str, bool) {
+/// Which encoding a model counts with: `(encoding, label, estimated)`.
+fn encoding_of(model: &str) -> (Encoding, &'static str, bool) {
     let lower = model.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let openai = [
@@ -72,89 +73,53 @@ fn encoding_of(model: &str) -> (Tokenizer, &'static str, bool) {
     ]
     .iter()
     .any(|p| name.starts_with(p));
-    if openai && let Some(tokenizer) = tiktoken_rs::tokenizer::get_tokenizer(name) {
-        let encoding = if name.starts_with("gpt-4o")
-            || name.starts_with('o')
-            || name.starts_with("gpt-4.1")
-            || name.starts_with("gpt-5")
-            || name.starts_with("chatgpt")
-        {
-            "o200k_base"
-        } else {
-            "cl100k_base"
-        };
-        return (tokenizer, encoding, false);
+    if openai && let Some(encoding) = encoding_for_model(name) {
+        return (encoding, encoding.name(), false);
     }
-    (Tokenizer::O200kBase, "o200k_base×1.1", true)
+    (Encoding::O200kBase, "o200k_base×1.1", true)
 }
 
-/// One flag per tokenizer: set once its encoding is in memory.
-static LOADED: [AtomicBool; 7] = [const { AtomicBool::new(false) }; 7];
-
-fn slot(tokenizer: Tokenizer) -> usize {
-    match tokenizer {
-        Tokenizer::O200kHarmony => 0,
-        Tokenizer::O200kBase => 1,
-        Tokenizer::Cl100kBase => 2,
-        Tokenizer::P50kBase => 3,
-        Tokenizer::R50kBase => 4,
-        Tokenizer::P50kEdit => 5,
-        Tokenizer::Gpt2 => 6,
-    }
-}
-
-/// The encoding, loading it if this is the first use in the process (blocking).
-fn load(tokenizer: Tokenizer) -> Option<&'static CoreBPE> {
-    let bpe = tiktoken_rs::bpe_for_tokenizer(tokenizer).ok()?;
-    LOADED[slot(tokenizer)].store(true, Ordering::Release);
-    Some(bpe)
-}
-
-fn is_loaded(tokenizer: Tokenizer) -> bool {
-    LOADED[slot(tokenizer)].load(Ordering::Acquire)
-}
-
-/// Whether `model`'s encoding is in memory (an exact count would not wait).
+/// Whether `model`'s encoding is ready (an exact count would not wait).
 pub(crate) fn is_ready(model: &str) -> bool {
-    is_loaded(encoding_of(model).0)
+    tokenizer::is_ready(encoding_of(model).0)
 }
 
-/// Loads the encodings of `models` (and o200k, the estimate's, always) on a background
+/// Makes the encodings of `models` (and o200k, the estimate's, always) ready on a background
 /// thread, once per encoding and process, so that no reply waits for them. Returns at once.
 pub fn warm(models: &[&str]) {
-    static STARTED: [AtomicBool; 7] = [const { AtomicBool::new(false) }; 7];
-    let mut wanted = vec![Tokenizer::O200kBase];
+    static STARTED: [AtomicBool; 2] = [const { AtomicBool::new(false) }; 2];
+    let mut wanted = vec![Encoding::O200kBase];
     wanted.extend(models.iter().map(|m| encoding_of(m).0));
-    let todo: Vec<Tokenizer> = wanted
+    let todo: Vec<Encoding> = wanted
         .into_iter()
-        .filter(|t| !STARTED[slot(*t)].swap(true, Ordering::AcqRel))
+        .filter(|e| !STARTED[e.slot()].swap(true, Ordering::AcqRel))
         .collect();
     if todo.is_empty() {
         return;
     }
-    // When no thread can be started, the first exact count loads the encoding itself.
+    // When no thread can be started, the first exact count makes the encoding ready itself.
     let _ = std::thread::Builder::new()
         .name("tavo-tokenizer".into())
         .spawn(move || {
-            for tokenizer in todo {
-                load(tokenizer);
+            for encoding in todo {
+                tokenizer::tokenizer(encoding);
             }
         });
 }
 
 impl TokenCounter {
     /// The counter for `model`: its tiktoken encoding when it is an OpenAI model, else the
-    /// documented estimate. Loads the encoding on first use (blocking).
+    /// documented estimate. Makes the encoding ready on first use (blocking).
     pub fn for_model(model: &str) -> Self {
-        let (tokenizer, encoding, estimated) = encoding_of(model);
-        match load(tokenizer) {
-            Some(bpe) => Self::new(Counting::Exact(bpe), estimated, encoding),
+        let (encoding, label, estimated) = encoding_of(model);
+        match tokenizer::tokenizer(encoding) {
+            Some(ready) => Self::new(Counting::Exact(ready), estimated, label),
             None => Self::upper_bound(model),
         }
     }
 
-    /// The exact counter for `model` if its encoding is already in memory; `None` instead of
-    /// waiting for the load.
+    /// The exact counter for `model` if its encoding is already ready; `None` instead of
+    /// waiting for it.
     pub fn ready_for_model(model: &str) -> Option<Self> {
         is_ready(model).then(|| Self::for_model(model))
     }
@@ -195,8 +160,8 @@ impl TokenCounter {
         if text.is_empty() {
             return 0;
         }
-        let bpe = match self.counting {
-            Counting::Exact(bpe) => bpe,
+        let tokenizer = match self.counting {
+            Counting::Exact(tokenizer) => tokenizer,
             Counting::Bound => return self.scaled(text.len()),
         };
         let mut hasher = DefaultHasher::new();
@@ -207,7 +172,7 @@ impl TokenCounter {
         {
             return *hit as usize;
         }
-        let count = self.scaled(bpe.encode_ordinary(text).len());
+        let count = self.scaled(tokenizer.count(text));
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHE_CAPACITY {
                 cache.clear();
@@ -245,6 +210,16 @@ mod tests {
         let old = TokenCounter::for_model("gpt-4");
         assert_eq!(old.encoding(), "cl100k_base");
         assert_eq!(old.count("hello world"), 2);
+        for model in ["openai/gpt-oss-120b", "gpt-4.5-preview", "o3-mini"] {
+            let c = TokenCounter::for_model(model);
+            assert_eq!(
+                (c.encoding(), c.is_estimate()),
+                ("o200k_base", false),
+                "{model}"
+            );
+        }
+        // Retired completion models (p50k/r50k) are not counted exactly: estimated.
+        assert!(TokenCounter::for_model("text-davinci-003").is_estimate());
     }
 
     #[test]
