@@ -6,3 +6,4 @@ mod ejs_cases;
 mod golden;
 mod loader;
 mod speech_props;
+mod token_counts;
