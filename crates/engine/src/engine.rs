@@ -157,16 +157,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// An engine over `store` with the built-in `registry` and `services`.
-    pub fn new(
-        store: Store,
-        registry: Arc<Registry>,
-        services: Arc<Services>,
-    ) -> Result<Self, EngineError> {
-        let client = Client::new().map_err(|e| EngineError::Internal(e.message))?;
-        Ok(Self::with_client(store, registry, services, client, None).with_web())
-    }
-
     /// Lets replies run plugin generation hooks through `hooks` (`generation:prepare`,
     /// `generation:success`, and the terminal notices).
     pub fn with_hooks(mut self, hooks: Arc<dyn crate::hooks::GenerationHooks>) -> Self {
@@ -195,7 +185,11 @@ impl Engine {
         self
     }
 
-    /// An engine with an explicit HTTP client (retries, time-outs) and extension runner.
+    /// An engine put together by hand from its parts: an explicit registry, services, HTTP
+    /// client (retries, time-outs) and extension runner, without web tools or hooks unless
+    /// added. Tests and benchmarks use it to swap one part; a door never does — it builds with
+    /// [`Engine::builder`], so every door's engine can do the same things (the architecture
+    /// test `doors_build_the_engine_with_the_builder` checks it).
     pub fn with_client(
         store: Store,
         registry: Arc<Registry>,
@@ -266,8 +260,8 @@ impl Engine {
         &self.inner.store
     }
 
-    /// The operation registry.
-    pub(crate) fn registry(&self) -> Arc<Registry> {
+    /// The operation registry (the built-in operations every door and every reply share).
+    pub fn registry(&self) -> Arc<Registry> {
         self.inner.registry.clone()
     }
 

@@ -2,7 +2,8 @@
 //! as it goes.
 //!
 //! Code map:
-//! - [`engine`]: [`Engine`] starts and owns replies ([`ReplyRequest`] → [`ReplyHandle`]).
+//! - [`engine`]: [`Engine`] starts and owns replies ([`ReplyRequest`] → [`ReplyHandle`]);
+//!   `builder`: [`Engine::builder`], the one way a door builds it.
 //! - `task`: the loop of one reply (prompt → stream → calls → loop), checkpoints.
 //! - [`toolcall`]: the gates every call goes through, in order, and the per-call time-out.
 //! - [`control`]: status, cancellation and the pending interaction of a live reply.
@@ -21,6 +22,7 @@
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
+mod builder;
 pub mod connections;
 mod control;
 pub mod describe;
@@ -50,6 +52,7 @@ mod task;
 mod toolcall;
 pub mod translate;
 
+pub use builder::{BuiltEngine, EngineBuilder, McpStart};
 pub use control::{Cancelled, Control};
 pub use engine::{Engine, ReplyHandle, ReplyRequest, START_HOLD, STARTING_CONCURRENCY};
 pub use error::EngineError;

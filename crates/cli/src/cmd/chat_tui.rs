@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, bail};
 use tavo_engine::{
-    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
+    CallStatus, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
     Response,
 };
 use tavo_model::ChatId;
 use tavo_store::Store;
-use tavo_tools::{GenerationKind, Question, UserAnswer, builtin_registry};
+use tavo_tools::{GenerationKind, Question, UserAnswer};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -38,29 +38,6 @@ pub(crate) struct Pump {
     /// Events as JSON lines on stdout instead of text.
     pub json: bool,
     pub approve: Approve,
-}
-
-/// Builds the engine every reply command uses, after start-up recovery, with the tools of the
-/// enabled MCP servers (`tavo mcp-server`) connected before the reply starts; a server that
-/// fails to start is a note on stderr, and the reply goes on without its tools.
-pub(crate) async fn engine(store: Store) -> anyhow::Result<Engine> {
-    let registry = builtin_registry().context("building the tool registry")?;
-    let client = tavo_llm::Client::new().map_err(|e| anyhow::anyhow!(e.message))?;
-    let (engine, servers) = tavo_engine::mcp_servers::engine_with_servers(store, registry, client);
-    let engine = engine.with_web();
-    servers.connect_enabled().await;
-    for s in servers.status().await {
-        if let Some(e) = s.last_error {
-            eprintln!("note: MCP server {} is unavailable: {e}", s.name);
-        }
-    }
-    for r in engine.recover().context("recovering interrupted replies")? {
-        eprintln!(
-            "note: reply {} of chat {} was interrupted earlier and is now cancelled",
-            r.id, r.chat_id
-        );
-    }
-    Ok(engine)
 }
 
 fn dim(text: &str) -> String {
@@ -325,7 +302,7 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let result = runtime.block_on(async {
-        let engine = engine(store.clone()).await?;
+        let engine = crate::engine::for_replies(store.clone()).await?;
         eprintln!("chat {chat_id}: {} — {HELP}", chat.name);
         for m in tavo_tools::reads::last_messages(&store, ChatId(chat_id), 6)? {
             let who = m.name.clone().unwrap_or_else(|| m.role.as_str().to_owned());

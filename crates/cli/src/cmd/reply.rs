@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum};
 use tavo_engine::{ReplyRequest, ReplyStatus};
 use tavo_tools::GenerationKind;
 
-use super::chat_tui::{Approve, Pump, engine, pump};
+use super::chat_tui::{Approve, Pump, pump};
 use crate::context::Context;
 use crate::library::open_store;
 
@@ -83,7 +83,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     {
         let prompt = prompt.to_owned();
         let done = runtime.block_on(async {
-            let engine = engine(store).await?;
+            let engine = crate::engine::for_replies(store).await?;
             anyhow::Ok(engine.imagine(args.chat, &prompt, None).await)
         });
         runtime.shutdown_background();
@@ -103,7 +103,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         };
     }
     let result = runtime.block_on(async {
-        let engine = engine(store).await?;
+        let engine = crate::engine::for_replies(store).await?;
         let image = match args.image {
             Some(image) => Some(attachment(&engine, args.chat, image).await?),
             None => None,
