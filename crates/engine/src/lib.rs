@@ -18,6 +18,7 @@
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
 //! - [`image`]: image generation over the image connection book, `/imagine`.
+//! - [`send`]: sending the user's message, the one operation behind every composer door.
 //! - [`generate`]: `tavo.generate`, one generation on the chat's connection that writes nothing.
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
@@ -44,6 +45,7 @@ pub mod pages;
 mod persist;
 pub mod prompt;
 pub mod regex_test;
+pub mod send;
 pub mod settings;
 pub mod speech;
 pub mod status;

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, bail};
+use tavo_engine::send::{Outgoing, Sent};
 use tavo_engine::{
-    CallStatus, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
+    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
     Response,
 };
 use tavo_model::ChatId;
@@ -288,6 +289,40 @@ fn read_line() -> Option<String> {
     }
 }
 
+/// Starts a reply of `kind` that sends no message; a refusal is printed.
+fn start(engine: &Engine, chat: i64, kind: GenerationKind) -> Option<ReplyHandle> {
+    let request = ReplyRequest {
+        chat,
+        kind,
+        message: None,
+        connection: None,
+        limits: None,
+        image: None,
+    };
+    engine
+        .start(request)
+        .map_err(|e| eprintln!("error: {e}"))
+        .ok()
+}
+
+/// Sends a typed line through the engine's one send, as every composer does: `/imagine
+/// <prompt>` makes an image (shown here, no reply), an empty line is refused. Answers the reply
+/// it started.
+async fn send(engine: &Engine, chat: i64, text: &str) -> Option<ReplyHandle> {
+    match engine.send(Outgoing::text(chat, text)).await {
+        Ok(Sent::Reply { handle, .. }) => Some(handle),
+        Ok(Sent::Imagined(done)) => {
+            println!("{}", done.content);
+            eprintln!("{}", dim(&format!("(image {})", done.path)));
+            None
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
 /// Runs `tavo chat [ID]`.
 pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
@@ -327,34 +362,31 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
                 break;
             };
             let line = line.trim();
-            let (kind, message) = match line {
-                "" => continue,
+            let (kind, handle) = match line {
                 "/quit" | "/exit" => break,
                 "/help" => {
                     eprintln!("{HELP}");
                     continue;
                 }
-                "/regenerate" => (GenerationKind::Regenerate, None),
-                "/swipe" => (GenerationKind::Swipe, None),
-                "/continue" => (GenerationKind::Continue, None),
-                "/impersonate" => (GenerationKind::Impersonate, None),
-                text => (GenerationKind::Normal, Some(text.to_owned())),
+                "/regenerate" => (
+                    GenerationKind::Regenerate,
+                    start(&engine, chat_id, GenerationKind::Regenerate),
+                ),
+                "/swipe" => (
+                    GenerationKind::Swipe,
+                    start(&engine, chat_id, GenerationKind::Swipe),
+                ),
+                "/continue" => (
+                    GenerationKind::Continue,
+                    start(&engine, chat_id, GenerationKind::Continue),
+                ),
+                "/impersonate" => (
+                    GenerationKind::Impersonate,
+                    start(&engine, chat_id, GenerationKind::Impersonate),
+                ),
+                text => (GenerationKind::Normal, send(&engine, chat_id, text).await),
             };
-            let request = ReplyRequest {
-                chat: chat_id,
-                kind,
-                message,
-                connection: None,
-                limits: None,
-                image: None,
-            };
-            let handle = match engine.start(request) {
-                Ok(h) => h,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    continue;
-                }
-            };
+            let Some(handle) = handle else { continue };
             if let Ok(mut slot) = current.lock() {
                 *slot = Some(handle.clone());
             }

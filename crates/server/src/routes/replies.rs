@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tavo_engine::send::{Attachment, Outgoing, Sent};
 use tavo_engine::{EngineError, GenerationKind, ReplyRequest, RespondError, Response};
 use tavo_tools::UserAnswer;
 
@@ -93,38 +94,36 @@ pub async fn send_message(
     Path(chat): Path<i64>,
     Json(body): Json<NewMessage>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let text = body.content.trim().to_owned();
-    let image = body.image.filter(|i| !i.trim().is_empty());
-    if text.is_empty() && image.is_none() {
-        return Err(ApiError::bad_request("content must not be empty"));
-    }
-    if let Some(h) = state.replies.for_chat(chat) {
-        return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
-    }
-    // `/imagine <prompt>` generates an image into the chat instead of starting a reply.
-    if let Some(prompt) = tavo_engine::image::imagine_prompt(&text).filter(|_| image.is_none()) {
-        let done = crate::routes::images::imagine_in(&state, chat, prompt, None).await?;
-        return Ok((StatusCode::CREATED, Json(done)));
-    }
-    // The engine stores the message as it starts the reply, in the same trip to the library;
-    // should the reply not start (no connection configured), nothing is written.
-    let request = ReplyRequest {
+    // The engine's one send: `/imagine`, the empty-send refusal and the attachment are its
+    // rules, the same as `tavo chat`'s, `tavo reply`'s and `tavo_input_send`'s. It stores the
+    // message as it starts the reply, in the same trip to the library; should the reply not
+    // start (no connection configured), nothing is written.
+    let out = Outgoing {
         chat,
-        kind: GenerationKind::Normal,
-        message: Some(text),
+        text: Some(body.content),
+        image: body
+            .image
+            .filter(|i| !i.trim().is_empty())
+            .map(Attachment::Stored),
         connection: body.connection,
-        limits: None,
-        image,
+        speaker: body.speaker,
     };
-    let handle = start_reply(&state, request, body.speaker).await?;
-    let message_id = handle.user_message_id();
-    if let Some(id) = message_id {
-        state.hub.library("message", "created", Some(id));
+    let sent = state.replies.send(out).await.map_err(|e| match e {
+        // An image provider's failure is a bad gateway, as on the /imagine route.
+        EngineError::Operation(op) => crate::routes::images::image_error(op),
+        e => engine_error(e),
+    })?;
+    match sent {
+        Sent::Imagined(done) => {
+            let done = serde_json::to_value(&done)
+                .map_err(|e| ApiError::internal("answering /imagine", e))?;
+            Ok((StatusCode::CREATED, Json(done)))
+        }
+        Sent::Reply { handle, .. } => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({ "messageId": handle.user_message_id(), "replyId": handle.id() })),
+        )),
     }
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "messageId": message_id, "replyId": handle.id() })),
-    ))
 }
 
 /// What kind of reply to start.
