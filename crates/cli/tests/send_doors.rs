@@ -198,5 +198,29 @@ fn an_empty_send_is_refused_the_same_way_at_every_door() {
     let out = chat_session(data, "1", "\n/quit\n");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(stderr.contains(&said), "tavo chat: {stderr}");
+    // The reply kinds: a speaker for a swipe, a message for a continue, refused by the door.
+    let said = cli_error(&tavo(
+        data,
+        &["reply", "--chat", "1", "--kind", "swipe", "--speaker", "1"],
+    ));
+    assert!(
+        said.starts_with(
+            "error: invalid_arguments: --speaker: expected no speaker for a swipe reply"
+        ),
+        "{said}"
+    );
+    let said = cli_error(&tavo(
+        data,
+        &[
+            "reply",
+            "--chat",
+            "1",
+            "--kind",
+            "continue",
+            "--message",
+            "go",
+        ],
+    ));
+    assert!(said.contains("only a normal reply sends one"), "{said}");
     assert_eq!(messages(data, 1), before, "nothing was written");
 }

@@ -12,16 +12,16 @@
 //! - a chat with a live reply refuses a send (`busy`) before anything is written.
 
 use serde_json::Value;
-use tavo_model::ChatId;
+use tavo_model::{CharacterId, ChatId};
 use tavo_store::files::FileScope;
 use tavo_tools::ops::input::{outgoing_text, read_draft, write_draft};
-use tavo_tools::{ErrorCode, GenerationKind, ToolError};
+use tavo_tools::{ErrorCode, ToolError};
 
 use crate::describe::MAX_IMAGE_BYTES;
 use crate::error::EngineError;
 use crate::image::{Imagined, imagine_prompt};
 use crate::offload::on_blocking_pool;
-use crate::{Engine, ReplyHandle, ReplyRequest};
+use crate::{Engine, ReplyHandle, ReplyKind, ReplyRequest, UserMessage};
 
 /// The image a sent message carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,19 +123,17 @@ impl Engine {
             }
         };
         let request = ReplyRequest {
-            chat,
-            kind: GenerationKind::Normal,
-            message: Some(text),
             connection: out.connection,
-            limits: None,
-            image,
+            ..ReplyRequest::new(
+                chat,
+                ReplyKind::Normal {
+                    message: Some(UserMessage::new(&text, image)?),
+                    speaker: out.speaker.map(CharacterId),
+                },
+            )
         };
         let engine = self.clone();
-        let speaker = out.speaker;
-        let handle = on_blocking_pool(self.store(), move |_| {
-            engine.start_with_speaker(request, speaker)
-        })
-        .await?;
+        let handle = on_blocking_pool(self.store(), move |_| engine.start(request)).await?;
         if from_draft {
             self.clear_draft(chat).await;
         }

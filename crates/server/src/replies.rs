@@ -58,16 +58,7 @@ impl Replies {
 
     /// Starts a reply and its status watcher. Must be called inside the tokio runtime.
     pub fn start(&self, request: ReplyRequest) -> Result<ReplyHandle, EngineError> {
-        self.start_with_speaker(request, None)
-    }
-
-    /// [`Replies::start`] with a chosen group member as the one who answers.
-    pub fn start_with_speaker(
-        &self,
-        request: ReplyRequest,
-        speaker: Option<i64>,
-    ) -> Result<ReplyHandle, EngineError> {
-        let handle = self.engine.start_with_speaker(request, speaker)?;
+        let handle = self.engine.start(request)?;
         self.watch(&handle);
         Ok(handle)
     }

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context as _, bail};
 use tavo_engine::send::{Outgoing, Sent};
 use tavo_engine::{
-    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
-    Response,
+    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyKind, ReplyRequest,
+    ReplyStatus, Response,
 };
 use tavo_model::ChatId;
 use tavo_store::Store;
@@ -291,16 +291,8 @@ fn read_line() -> Option<String> {
 
 /// Starts a reply of `kind` that sends no message; a refusal is printed.
 fn start(engine: &Engine, chat: i64, kind: GenerationKind) -> Option<ReplyHandle> {
-    let request = ReplyRequest {
-        chat,
-        kind,
-        message: None,
-        connection: None,
-        limits: None,
-        image: None,
-    };
     engine
-        .start(request)
+        .start(ReplyRequest::new(chat, ReplyKind::plain(kind)))
         .map_err(|e| eprintln!("error: {e}"))
         .ok()
 }

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use tavo_engine::send::{Attachment, Outgoing, Sent};
-use tavo_engine::{EngineError, ReplyRequest, ReplyStatus};
+use tavo_engine::{EngineError, ReplyKind, ReplyRequest, ReplyStatus};
+use tavo_model::CharacterId;
 use tavo_tools::GenerationKind;
 
 use super::chat_tui::{Approve, Pump, pump};
@@ -74,8 +75,12 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let sending =
-        kind == GenerationKind::Normal && (args.message.is_some() || args.image.is_some());
+    let sending = args.message.is_some() || args.image.is_some();
+    if sending && kind != GenerationKind::Normal {
+        anyhow::bail!(
+            "invalid_arguments: --message, --image: expected no message (only a normal reply sends one)"
+        );
+    }
     let result = runtime.block_on(async {
         let engine = crate::engine::for_replies(store).await?;
         let handle = if sending {
@@ -110,15 +115,17 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
         } else {
             // No message: the reply answers the chat as it stands (or regenerates, swipes, …).
+            let mut reply = ReplyKind::plain(kind);
+            if let Some(speaker) = args.speaker {
+                reply = reply
+                    .with_speaker(CharacterId(speaker), "--speaker")
+                    .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))?;
+            }
             let request = ReplyRequest {
-                chat: args.chat,
-                kind,
-                message: None,
                 connection: args.connection,
-                limits: None,
-                image: None,
+                ..ReplyRequest::new(args.chat, reply)
             };
-            engine.start_with_speaker(request, args.speaker)?
+            engine.start(request)?
         };
         let canceller = handle.clone();
         let ctrl_c = tokio::spawn(async move {
