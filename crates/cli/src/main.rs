@@ -26,6 +26,7 @@ macro_rules! print {
 
 mod cmd;
 mod context;
+mod engine;
 mod library;
 mod stdout;
 

@@ -14,7 +14,7 @@ use tavo_model::{ChatId, MessageId, Role};
 use tavo_prompt::PromptEngine;
 use tavo_store::Store;
 use tavo_tools::web::{WebAdapter, load_fetch_policy, load_search_settings};
-use tavo_tools::{GenerationKind, Registry, Services, ToolSettings};
+use tavo_tools::{Registry, Services, ToolSettings};
 use tavo_web::WebFetcher;
 use tavo_web::search::TavilyClient;
 
@@ -25,45 +25,12 @@ use crate::hub::{EventHub, Subscription};
 use crate::interaction::{Interaction, RespondError, Response};
 use crate::limits::Limits;
 use crate::persist::Persister;
+use crate::request::{ReplyKind, ReplyRequest};
 use crate::status::{
     ReplyRecord, ReplyStatus, claim, now, recover_interrupted, release, this_process,
 };
 use crate::task::{ReplyTask, Target};
 use crate::toolcall::ExtensionRunner;
-
-/// What to generate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplyRequest {
-    /// The chat the reply belongs to, for its whole life.
-    pub chat: i64,
-    /// Normal, regenerate, swipe, continue, impersonate or quiet.
-    pub kind: GenerationKind,
-    /// The user's message, stored before the prompt is built (normal replies).
-    pub message: Option<String>,
-    /// Connection name; the default connection when `None`.
-    pub connection: Option<String>,
-    /// Limits instead of the `tools.*` settings (tests, per-request overrides).
-    pub limits: Option<Limits>,
-    /// An image the user's message carries (normal replies): a file of the library,
-    /// `files/chat/NAME` or `files/global/NAME`, kept where SillyTavern keeps it
-    /// (`extra.image`) and described for the model when `imageSending.enabled` (§14.4).
-    /// With an image the message's text may be empty.
-    pub image: Option<String>,
-}
-
-impl ReplyRequest {
-    /// A normal reply to `message` in `chat` over the default connection.
-    pub fn normal(chat: i64, message: impl Into<String>) -> Self {
-        Self {
-            chat,
-            kind: GenerationKind::Normal,
-            message: Some(message.into()),
-            connection: None,
-            limits: None,
-            image: None,
-        }
-    }
-}
 
 /// Library tasks of replies (prompt builds, new messages, audits) that run at once. The library
 /// is one SQLite connection: more would each hold an OS thread of the blocking pool just to
@@ -157,16 +124,6 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// An engine over `store` with the built-in `registry` and `services`.
-    pub fn new(
-        store: Store,
-        registry: Arc<Registry>,
-        services: Arc<Services>,
-    ) -> Result<Self, EngineError> {
-        let client = Client::new().map_err(|e| EngineError::Internal(e.message))?;
-        Ok(Self::with_client(store, registry, services, client, None).with_web())
-    }
-
     /// Lets replies run plugin generation hooks through `hooks` (`generation:prepare`,
     /// `generation:success`, and the terminal notices).
     pub fn with_hooks(mut self, hooks: Arc<dyn crate::hooks::GenerationHooks>) -> Self {
@@ -195,7 +152,11 @@ impl Engine {
         self
     }
 
-    /// An engine with an explicit HTTP client (retries, time-outs) and extension runner.
+    /// An engine put together by hand from its parts: an explicit registry, services, HTTP
+    /// client (retries, time-outs) and extension runner, without web tools or hooks unless
+    /// added. Tests and benchmarks use it to swap one part; a door never does — it builds with
+    /// [`Engine::builder`], so every door's engine can do the same things (the architecture
+    /// test `doors_build_the_engine_with_the_builder` checks it).
     pub fn with_client(
         store: Store,
         registry: Arc<Registry>,
@@ -266,8 +227,8 @@ impl Engine {
         &self.inner.store
     }
 
-    /// The operation registry.
-    pub(crate) fn registry(&self) -> Arc<Registry> {
+    /// The operation registry (the built-in operations every door and every reply share).
+    pub fn registry(&self) -> Arc<Registry> {
         self.inner.registry.clone()
     }
 
@@ -420,19 +381,9 @@ impl Engine {
 
     /// Starts a reply and returns its handle at once; the reply runs on the tokio runtime.
     /// Errors here mean nothing was started and nothing was written. In a group chat the
-    /// chat's reply mode decides who answers (see [`crate::group`]).
+    /// chat's reply mode decides who answers (see [`crate::group`]), unless the request's kind
+    /// names a speaker (Tavo's quick group speech), muted or not, who must be a member.
     pub fn start(&self, req: ReplyRequest) -> Result<ReplyHandle, EngineError> {
-        self.start_with_speaker(req, None)
-    }
-
-    /// [`Engine::start`] with `speaker`, when given, as the one member who answers (Tavo's
-    /// quick group speech), muted or not, instead of the chat's reply mode. Normal and
-    /// regenerate replies only; the speaker must be a member of the chat.
-    pub fn start_with_speaker(
-        &self,
-        req: ReplyRequest,
-        speaker: Option<i64>,
-    ) -> Result<ReplyHandle, EngineError> {
         let inner = &self.inner;
         let store = &inner.store;
         let chat = store
@@ -443,18 +394,9 @@ impl Engine {
         {
             return Err(EngineError::Busy(req.chat, h.id.to_string()));
         }
-        let chosen = match speaker {
+        let chosen = match req.kind.speaker() {
             None => None,
-            Some(_)
-                if !matches!(
-                    req.kind,
-                    GenerationKind::Normal | GenerationKind::Regenerate
-                ) =>
-            {
-                return Err(EngineError::SpeakerKind);
-            }
             Some(id) => {
-                let id = tavo_model::CharacterId(id);
                 if !chat.characters.iter().any(|m| m.id == id) {
                     return Err(tavo_tools::group::not_a_member(&chat, id).into());
                 }
@@ -512,7 +454,7 @@ impl Engine {
             control,
             id,
             req.chat,
-            req.kind,
+            req.kind.generation(),
             target,
             endpoint,
             connection.model.clone(),
@@ -540,57 +482,44 @@ impl Engine {
         let last = store.messages_last(chat, 1)?.pop();
         let has_history = last.is_some();
         let last_assistant = last.filter(|m| m.role == Role::Assistant && m.id.is_some());
-        match req.kind {
-            GenerationKind::Normal => {
-                let text = req
-                    .message
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty());
-                let image = req
-                    .image
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty());
-                if let Some(image) = image {
+        match &req.kind {
+            ReplyKind::Normal { message: None, .. } if !has_history => Err(EngineError::NoMessage),
+            ReplyKind::Normal { message: None, .. } => Ok((Target::New, None, None)),
+            ReplyKind::Normal {
+                message: Some(message),
+                ..
+            } => {
+                if let Some(image) = message.image() {
                     crate::describe::check_attachment(store, chat.0, image)?;
                 }
-                let user_message = match (text, image) {
-                    (None, None) if !has_history => return Err(EngineError::NoMessage),
-                    (None, None) => None,
-                    (text, image) => {
-                        // The one message write: the chat's receive regex rules apply.
-                        let mut draft =
-                            tavo_tools::messages::MessageDraft::new(Role::User, text.unwrap_or(""));
-                        if let Some(image) = image {
-                            draft
-                                .extra
-                                .insert("extra".into(), serde_json::json!({ "image": image }));
-                        }
-                        let written = tavo_tools::messages::append_message(store, chat, draft)?;
-                        for w in written.warnings() {
-                            tracing::warn!(chat = req.chat, "{w}");
-                        }
-                        written.message.id
-                    }
-                };
-                Ok((Target::New, user_message, None))
+                // The one message write: the chat's receive regex rules apply.
+                let mut draft = tavo_tools::messages::MessageDraft::new(Role::User, message.text());
+                if let Some(image) = message.image() {
+                    draft
+                        .extra
+                        .insert("extra".into(), serde_json::json!({ "image": image }));
+                }
+                let written = tavo_tools::messages::append_message(store, chat, draft)?;
+                for w in written.warnings() {
+                    tracing::warn!(chat = req.chat, "{w}");
+                }
+                Ok((Target::New, written.message.id, None))
             }
-            GenerationKind::Regenerate => {
+            ReplyKind::Regenerate { .. } => {
                 let kept = last_assistant.as_ref().and_then(|m| m.character_id);
                 if let Some(m) = last_assistant.and_then(|m| m.id) {
                     store.message_delete(m)?;
                 }
                 Ok((Target::New, None, kept))
             }
-            GenerationKind::Swipe => last_assistant
+            ReplyKind::Swipe => last_assistant
                 .map(|m| (Target::Swipe(m), None, None))
                 .ok_or(EngineError::NothingToContinue("swipe")),
-            GenerationKind::Continue => last_assistant
+            ReplyKind::Continue => last_assistant
                 .map(|m| (Target::Continue(m), None, None))
                 .ok_or(EngineError::NothingToContinue("continue")),
-            GenerationKind::Impersonate => Ok((Target::Draft, None, None)),
-            GenerationKind::Quiet => Ok((Target::Nothing, None, None)),
+            ReplyKind::Impersonate => Ok((Target::Draft, None, None)),
+            ReplyKind::Quiet => Ok((Target::Nothing, None, None)),
         }
     }
 }

@@ -42,15 +42,10 @@ pub enum EngineError {
     /// instead.
     #[error("{0}: the chat's last message must be a character's message")]
     NothingToContinue(&'static str),
-    /// A normal reply in an empty chat came with neither text nor an image, so there is nothing
-    /// to answer. (In a chat with history an empty send just asks for the next answer.)
+    /// A normal reply without a message in a chat with no messages: there is nothing to answer.
+    /// (In a chat with history it answers the chat as it stands.)
     #[error("a normal reply needs the user's message; pass the text to send")]
     NoMessage,
-    /// A speaker was chosen for a reply that is not a normal or regenerate one. A swipe or
-    /// continue keeps the speaker of the message it works on, so the choice would be ignored;
-    /// the request is refused instead.
-    #[error("a speaker can be chosen for normal and regenerate replies only")]
-    SpeakerKind,
     /// The reply's connection could not be used: the named one does not exist, there is no
     /// default, the book is invalid, or its key's environment variable is not set. Fix it
     /// with `tavo connection`.

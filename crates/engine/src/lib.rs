@@ -2,7 +2,8 @@
 //! as it goes.
 //!
 //! Code map:
-//! - [`engine`]: [`Engine`] starts and owns replies ([`ReplyRequest`] → [`ReplyHandle`]).
+//! - [`engine`]: [`Engine`] starts and owns replies ([`ReplyRequest`] → [`ReplyHandle`]);
+//!   `builder`: [`Engine::builder`], the one way a door builds it.
 //! - `task`: the loop of one reply (prompt → stream → calls → loop), checkpoints.
 //! - [`toolcall`]: the gates every call goes through, in order, and the per-call time-out.
 //! - [`control`]: status, cancellation and the pending interaction of a live reply.
@@ -17,10 +18,12 @@
 //! - [`regex_test`]: one regex rule on a sample text, for the editor's live tester.
 //! - [`memory`]: long-term memory extraction, manual and automatic after replies.
 //! - [`image`]: image generation over the image connection book, `/imagine`.
+//! - [`send`]: sending the user's message, the one operation behind every composer door.
 //! - [`generate`]: `tavo.generate`, one generation on the chat's connection that writes nothing.
 //! - [`group`]: who answers a reply in a group chat (reply modes, mutes, speaker selection).
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
+mod builder;
 pub mod connections;
 mod control;
 pub mod describe;
@@ -42,6 +45,8 @@ pub mod pages;
 mod persist;
 pub mod prompt;
 pub mod regex_test;
+mod request;
+pub mod send;
 pub mod settings;
 pub mod speech;
 pub mod status;
@@ -50,13 +55,15 @@ mod task;
 mod toolcall;
 pub mod translate;
 
+pub use builder::{BuiltEngine, EngineBuilder, McpStart};
 pub use control::{Cancelled, Control};
-pub use engine::{Engine, ReplyHandle, ReplyRequest, START_HOLD, STARTING_CONCURRENCY};
+pub use engine::{Engine, ReplyHandle, START_HOLD, STARTING_CONCURRENCY};
 pub use error::EngineError;
 pub use event::{EventKind, ReplyEvent};
 pub use hub::{EventHub, Gap, Subscription};
 pub use interaction::{Interaction, RespondError, Response};
 pub use limits::Limits;
+pub use request::{ReplyKind, ReplyRequest, UserMessage};
 pub use status::{ReplyRecord, ReplyStatus, recover_interrupted};
 pub use summary::{CallStatus, ToolCallSummary};
 pub use task::CHECKPOINT_INTERVAL;

@@ -352,30 +352,6 @@ impl ExtensionRunner for Extensions {
     }
 }
 
-/// The engine the server runs: replies get the tools of attached pages and of the enabled
-/// outside MCP servers, in one registry.
-pub fn engine_with_extensions(
-    store: tavo_store::Store,
-    registry: Arc<tavo_tools::Registry>,
-    client: tavo_llm::Client,
-) -> (crate::Engine, crate::mcp_servers::McpServers, Pages) {
-    let extensions = ExtensionRegistry::default();
-    let servers = crate::mcp_servers::McpServers::new(store.clone(), extensions.clone());
-    let pages = Pages::new(extensions.clone());
-    let services = Arc::new(tavo_tools::Services {
-        extensions,
-        ..Default::default()
-    });
-    let runner = Extensions {
-        pages: pages.clone(),
-        servers: servers.clone(),
-    };
-    let engine =
-        crate::Engine::with_client(store, registry, services, client, Some(Arc::new(runner)))
-            .with_hooks(Arc::new(pages.clone()));
-    (engine, servers, pages)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

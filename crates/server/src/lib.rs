@@ -113,20 +113,22 @@ impl Server {
         client: tavo_llm::Client,
     ) -> Result<Self, ServeError> {
         config.validate()?;
-        let registry =
-            tavo_tools::builtin_registry().map_err(|e| ServeError::Registry(e.to_string()))?;
-        // Replies started here also get the tools of the enabled outside MCP servers
-        // (`tavo mcp-server`), connected in the background so a slow server never delays
-        // the start.
-        let (engine, servers, pages) =
-            tavo_engine::pages::engine_with_extensions(store.clone(), registry.clone(), client);
-        tokio::spawn({
-            let servers = servers.clone();
-            async move { servers.connect_enabled().await }
-        });
-        // Replies started here, and `POST /api/ops/tavo_web_*`, get the web tools as
-        // `tavo chat` does.
-        let engine = engine.with_web();
+        // The engine every door builds: the web tools, attached pages, and the enabled outside
+        // MCP servers (`tavo mcp-server`), here connected in the background so a slow server
+        // never delays the start.
+        let tavo_engine::BuiltEngine {
+            engine,
+            mcp_servers: servers,
+            pages,
+        } = tavo_engine::Engine::builder(store.clone(), tavo_engine::McpStart::Background)
+            .client(client)
+            .build()
+            .await
+            .map_err(|e| match e {
+                tavo_engine::EngineError::Registry(e) => ServeError::Registry(e),
+                e => ServeError::Engine(e.to_string()),
+            })?;
+        let registry = engine.registry();
         // The tokenizer loads in the background (≈ 0.3 s of CPU, once), off every reply's path.
         engine.warm_tokenizers();
         // Seed: a reply a previous process left running or waiting is cancelled, never replayed.

@@ -58,16 +58,31 @@ impl Replies {
 
     /// Starts a reply and its status watcher. Must be called inside the tokio runtime.
     pub fn start(&self, request: ReplyRequest) -> Result<ReplyHandle, EngineError> {
-        self.start_with_speaker(request, None)
+        let handle = self.engine.start(request)?;
+        self.watch(&handle);
+        Ok(handle)
     }
 
-    /// [`Replies::start`] with a chosen group member as the one who answers.
-    pub fn start_with_speaker(
+    /// Sends the user's message through the engine's one send operation (`/imagine`, the
+    /// draft, the empty-send refusal, the attachment: see `tavo_engine::send`), watches the
+    /// reply it started and announces the message it wrote.
+    pub async fn send(
         &self,
-        request: ReplyRequest,
-        speaker: Option<i64>,
-    ) -> Result<ReplyHandle, EngineError> {
-        let handle = self.engine.start_with_speaker(request, speaker)?;
+        out: tavo_engine::send::Outgoing,
+    ) -> Result<tavo_engine::send::Sent, EngineError> {
+        let sent = self.engine.send(out).await?;
+        if let tavo_engine::send::Sent::Reply { handle, .. } = &sent {
+            self.watch(handle);
+        }
+        if let Some(id) = sent.message_id() {
+            self.hub.library("message", "created", Some(id));
+        }
+        Ok(sent)
+    }
+
+    /// Starts the status watcher of a reply this server started. Must be called inside the
+    /// tokio runtime; the watcher reads the reply's log from its start, so none is missed.
+    fn watch(&self, handle: &ReplyHandle) {
         let watcher = Watcher {
             handle: handle.clone(),
             hub: self.hub.clone(),
@@ -75,7 +90,6 @@ impl Replies {
             replies: self.clone(),
         };
         tokio::spawn(watcher.run());
-        Ok(handle)
     }
 
     /// The reply with this id: live in the engine, or recently ended.

@@ -480,3 +480,38 @@ fn model_does_no_io_in_its_source() {
     }
     assert!(found.is_empty(), "model does I/O:\n{}", found.join("\n"));
 }
+
+/// Every door builds its engine with `Engine::builder` (crates/engine/src/builder.rs), so what
+/// a command can do never depends on which construction it took: no door source puts an
+/// engine together by hand from its parts.
+#[test]
+fn doors_build_the_engine_with_the_builder() {
+    const BY_HAND: [&str; 4] = [
+        "Engine::with_client(",
+        ".with_web()",
+        ".with_hooks(",
+        "Engine::new(",
+    ];
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for door in ["cli", "server"] {
+        let mut files = Vec::new();
+        rust_files(&crates.join(door).join("src"), &mut files);
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("read a door source file");
+            for (i, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                for part in BY_HAND.iter().filter(|p| line.contains(*p)) {
+                    found.push(format!("{}:{} {part}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a door builds the engine by hand; use Engine::builder:\n{}",
+        found.join("\n")
+    );
+}

@@ -10,13 +10,14 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, bail};
+use tavo_engine::send::{Outgoing, Sent};
 use tavo_engine::{
-    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyRequest, ReplyStatus,
-    Response,
+    CallStatus, Engine, EventKind, Interaction, ReplyEvent, ReplyHandle, ReplyKind, ReplyRequest,
+    ReplyStatus, Response,
 };
 use tavo_model::ChatId;
 use tavo_store::Store;
-use tavo_tools::{GenerationKind, Question, UserAnswer, builtin_registry};
+use tavo_tools::{GenerationKind, Question, UserAnswer};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -38,29 +39,6 @@ pub(crate) struct Pump {
     /// Events as JSON lines on stdout instead of text.
     pub json: bool,
     pub approve: Approve,
-}
-
-/// Builds the engine every reply command uses, after start-up recovery, with the tools of the
-/// enabled MCP servers (`tavo mcp-server`) connected before the reply starts; a server that
-/// fails to start is a note on stderr, and the reply goes on without its tools.
-pub(crate) async fn engine(store: Store) -> anyhow::Result<Engine> {
-    let registry = builtin_registry().context("building the tool registry")?;
-    let client = tavo_llm::Client::new().map_err(|e| anyhow::anyhow!(e.message))?;
-    let (engine, servers) = tavo_engine::mcp_servers::engine_with_servers(store, registry, client);
-    let engine = engine.with_web();
-    servers.connect_enabled().await;
-    for s in servers.status().await {
-        if let Some(e) = s.last_error {
-            eprintln!("note: MCP server {} is unavailable: {e}", s.name);
-        }
-    }
-    for r in engine.recover().context("recovering interrupted replies")? {
-        eprintln!(
-            "note: reply {} of chat {} was interrupted earlier and is now cancelled",
-            r.id, r.chat_id
-        );
-    }
-    Ok(engine)
 }
 
 fn dim(text: &str) -> String {
@@ -311,6 +289,32 @@ fn read_line() -> Option<String> {
     }
 }
 
+/// Starts a reply of `kind` that sends no message; a refusal is printed.
+fn start(engine: &Engine, chat: i64, kind: GenerationKind) -> Option<ReplyHandle> {
+    engine
+        .start(ReplyRequest::new(chat, ReplyKind::plain(kind)))
+        .map_err(|e| eprintln!("error: {e}"))
+        .ok()
+}
+
+/// Sends a typed line through the engine's one send, as every composer does: `/imagine
+/// <prompt>` makes an image (shown here, no reply), an empty line is refused. Answers the reply
+/// it started.
+async fn send(engine: &Engine, chat: i64, text: &str) -> Option<ReplyHandle> {
+    match engine.send(Outgoing::text(chat, text)).await {
+        Ok(Sent::Reply { handle, .. }) => Some(handle),
+        Ok(Sent::Imagined(done)) => {
+            println!("{}", done.content);
+            eprintln!("{}", dim(&format!("(image {})", done.path)));
+            None
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
 /// Runs `tavo chat [ID]`.
 pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
@@ -325,7 +329,7 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let result = runtime.block_on(async {
-        let engine = engine(store.clone()).await?;
+        let engine = crate::engine::for_replies(store.clone()).await?;
         eprintln!("chat {chat_id}: {} — {HELP}", chat.name);
         for m in tavo_tools::reads::last_messages(&store, ChatId(chat_id), 6)? {
             let who = m.name.clone().unwrap_or_else(|| m.role.as_str().to_owned());
@@ -350,34 +354,31 @@ pub fn run(id: Option<i64>, ctx: &Context) -> anyhow::Result<ExitCode> {
                 break;
             };
             let line = line.trim();
-            let (kind, message) = match line {
-                "" => continue,
+            let (kind, handle) = match line {
                 "/quit" | "/exit" => break,
                 "/help" => {
                     eprintln!("{HELP}");
                     continue;
                 }
-                "/regenerate" => (GenerationKind::Regenerate, None),
-                "/swipe" => (GenerationKind::Swipe, None),
-                "/continue" => (GenerationKind::Continue, None),
-                "/impersonate" => (GenerationKind::Impersonate, None),
-                text => (GenerationKind::Normal, Some(text.to_owned())),
+                "/regenerate" => (
+                    GenerationKind::Regenerate,
+                    start(&engine, chat_id, GenerationKind::Regenerate),
+                ),
+                "/swipe" => (
+                    GenerationKind::Swipe,
+                    start(&engine, chat_id, GenerationKind::Swipe),
+                ),
+                "/continue" => (
+                    GenerationKind::Continue,
+                    start(&engine, chat_id, GenerationKind::Continue),
+                ),
+                "/impersonate" => (
+                    GenerationKind::Impersonate,
+                    start(&engine, chat_id, GenerationKind::Impersonate),
+                ),
+                text => (GenerationKind::Normal, send(&engine, chat_id, text).await),
             };
-            let request = ReplyRequest {
-                chat: chat_id,
-                kind,
-                message,
-                connection: None,
-                limits: None,
-                image: None,
-            };
-            let handle = match engine.start(request) {
-                Ok(h) => h,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    continue;
-                }
-            };
+            let Some(handle) = handle else { continue };
             if let Ok(mut slot) = current.lock() {
                 *slot = Some(handle.clone());
             }

@@ -18,7 +18,6 @@
 //! and `POST /api/images/generate` run.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Subcommand};
@@ -27,9 +26,9 @@ use tavo_engine::Engine;
 use tavo_llm::media::image::{ImageConnection, ImageData, ImagePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
 use tavo_model::ImageType;
+use tavo_tools::ToolError;
 use tavo_tools::ops::files::ScopeArg;
 use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage};
-use tavo_tools::{Services, ToolError, builtin_registry};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -239,13 +238,12 @@ fn print_view(view: &Value, json: bool) -> anyhow::Result<()> {
 /// Runs `tavo image`.
 pub fn run(args: ImageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let registry = builtin_registry().context("building the tool registry")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let result = runtime.block_on(async move {
-        let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+        let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
         run_in(&engine, args.command).await
     });
     runtime.shutdown_background();

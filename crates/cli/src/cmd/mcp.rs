@@ -3,7 +3,6 @@
 //! the connection text Tavo lets users copy, with the bearer token — the one place it is shown.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
@@ -45,14 +44,12 @@ fn stdio(ctx: &Context) -> anyhow::Result<ExitCode> {
         .with_ansi(false)
         .try_init();
     let store = open_store(ctx)?;
-    let registry = tavo_tools::builtin_registry().context("building the tool registry")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        let engine =
-            tavo_engine::Engine::new(store, Arc::clone(&registry), Default::default())?.with_web();
+        let engine = crate::engine::build(store, tavo_engine::McpStart::Wait).await?;
         tavo_server::serve_stdio(engine.dispatcher()).await?;
         Ok::<(), anyhow::Error>(())
     })?;

@@ -11,15 +11,13 @@
 
 use std::io::Read;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Subcommand};
 use serde_json::{Value, json};
-use tavo_engine::Engine;
 use tavo_model::{ChatId, Memory};
 use tavo_store::Store;
-use tavo_tools::{Services, ToolError, builtin_registry, memories};
+use tavo_tools::{ToolError, memories};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -247,13 +245,12 @@ fn extract(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     require_chat(&store, chat)?;
-    let registry = builtin_registry().context("building the tool registry")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let result = runtime.block_on(async move {
-        let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+        let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
         anyhow::Ok(engine.extract_memory(chat, connection, model).await)
     });
     runtime.shutdown_background();

@@ -4,15 +4,14 @@
 //! `--record` is given.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
-use tavo_engine::Engine;
+use tavo_engine::McpStart;
 use tavo_engine::prompt::{ParameterSource, Preview, PreviewRequest};
 use tavo_llm::{Parameters, Role};
 use tavo_model::CharacterId;
-use tavo_tools::{GenerationKind, Services, builtin_registry};
+use tavo_tools::GenerationKind;
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -84,9 +83,13 @@ fn source_name(s: ParameterSource) -> &'static str {
 
 pub fn run(args: PromptArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let registry = builtin_registry().context("building the tool registry")?;
-    // The engine a reply runs in, without start-up recovery: a preview changes nothing.
-    let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+    // The engine a reply runs in — the outside MCP servers connected, so the tools shown are
+    // the ones the request declares — without start-up recovery: a preview changes nothing.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let engine = runtime.block_on(crate::engine::build(store, McpStart::Wait))?;
     let kind = if args.r#continue {
         GenerationKind::Continue
     } else if args.impersonate {

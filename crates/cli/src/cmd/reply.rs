@@ -10,10 +10,12 @@
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use tavo_engine::{ReplyRequest, ReplyStatus};
+use tavo_engine::send::{Attachment, Outgoing, Sent};
+use tavo_engine::{EngineError, ReplyKind, ReplyRequest, ReplyStatus};
+use tavo_model::CharacterId;
 use tavo_tools::GenerationKind;
 
-use super::chat_tui::{Approve, Pump, engine, pump};
+use super::chat_tui::{Approve, Pump, pump};
 use crate::context::Context;
 use crate::library::open_store;
 
@@ -73,50 +75,58 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    // `/imagine <prompt>` generates an image into the chat instead of a reply (`tavo image
-    // imagine`).
-    if kind == GenerationKind::Normal
-        && let Some(prompt) = args
-            .message
-            .as_deref()
-            .and_then(tavo_engine::image::imagine_prompt)
-    {
-        let prompt = prompt.to_owned();
-        let done = runtime.block_on(async {
-            let engine = engine(store).await?;
-            anyhow::Ok(engine.imagine(args.chat, &prompt, None).await)
-        });
-        runtime.shutdown_background();
-        return match done? {
-            Ok(d) if args.json => {
-                println!("{}", serde_json::json!({"type": "image", "image": d}));
-                Ok(ExitCode::SUCCESS)
-            }
-            Ok(d) => {
-                println!("{}\n({})", d.content, d.path);
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => {
-                eprintln!("error: {} ({})", e.message, e.code.as_str());
-                Ok(ExitCode::FAILURE)
-            }
-        };
+    let sending = args.message.is_some() || args.image.is_some();
+    if sending && kind != GenerationKind::Normal {
+        anyhow::bail!(
+            "invalid_arguments: --message, --image: expected no message (only a normal reply sends one)"
+        );
     }
     let result = runtime.block_on(async {
-        let engine = engine(store).await?;
-        let image = match args.image {
-            Some(image) => Some(attachment(&engine, args.chat, image).await?),
-            None => None,
+        let engine = crate::engine::for_replies(store).await?;
+        let handle = if sending {
+            // The engine's one send, as `tavo chat`, the app and `tavo_input_send` do:
+            // `/imagine <prompt>` makes an image instead of a reply; nothing to send is refused.
+            let out = Outgoing {
+                chat: args.chat,
+                text: Some(args.message.unwrap_or_default()),
+                image: args.image.map(attachment).transpose()?,
+                connection: args.connection,
+                speaker: args.speaker,
+            };
+            let sent = match engine.send(out).await {
+                // The picture's refusal names this door's flag.
+                Err(EngineError::Operation(e))
+                    if e.details.as_ref().is_some_and(|d| d["path"] == "image") =>
+                {
+                    anyhow::bail!("{}: --{}", e.code.as_str(), e.message)
+                }
+                sent => sent?,
+            };
+            match sent {
+                Sent::Reply { handle, .. } => handle,
+                Sent::Imagined(d) => {
+                    if args.json {
+                        println!("{}", serde_json::json!({"type": "image", "image": d}));
+                    } else {
+                        println!("{}\n({})", d.content, d.path);
+                    }
+                    return Ok(ReplyStatus::Finished);
+                }
+            }
+        } else {
+            // No message: the reply answers the chat as it stands (or regenerates, swipes, …).
+            let mut reply = ReplyKind::plain(kind);
+            if let Some(speaker) = args.speaker {
+                reply = reply
+                    .with_speaker(CharacterId(speaker), "--speaker")
+                    .map_err(|e| anyhow::anyhow!("{}: {}", e.code.as_str(), e.message))?;
+            }
+            let request = ReplyRequest {
+                connection: args.connection,
+                ..ReplyRequest::new(args.chat, reply)
+            };
+            engine.start(request)?
         };
-        let request = ReplyRequest {
-            chat: args.chat,
-            kind,
-            message: args.message,
-            connection: args.connection,
-            limits: None,
-            image,
-        };
-        let handle = engine.start_with_speaker(request, args.speaker)?;
         let canceller = handle.clone();
         let ctrl_c = tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -145,65 +155,15 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Largest picture `--image` saves, as the app's composer: what a description request sends.
-const MAX_ATTACHMENT_BYTES: u64 = tavo_engine::describe::MAX_IMAGE_BYTES as u64;
-
-/// The library reference of `--image`: as given when it names a file of the library, else the
-/// picture on disk saved into the chat's files by `tavo_file_save` (the operation every door
-/// saves with) under `upload-<seconds>-<name>`.
-async fn attachment(
-    engine: &tavo_engine::Engine,
-    chat: i64,
-    image: String,
-) -> anyhow::Result<String> {
+/// What `--image` names: a file of the library as given, else a picture on disk, read here
+/// and saved into the chat's files by the engine's send (which checks its size and type).
+fn attachment(image: String) -> anyhow::Result<Attachment> {
     use anyhow::Context as _;
-    use base64::Engine as _;
     if image.starts_with("files/chat/") || image.starts_with("files/global/") {
-        return Ok(image);
+        return Ok(Attachment::Stored(image));
     }
-    let path = std::path::Path::new(&image);
-    let size = std::fs::metadata(path)
-        .with_context(|| {
-            format!("--image {image}: not a file on disk nor files/chat/NAME or files/global/NAME")
-        })?
-        .len();
-    anyhow::ensure!(
-        size <= MAX_ATTACHMENT_BYTES,
-        "--image {image}: {size} bytes; at most {MAX_ATTACHMENT_BYTES} are attached"
-    );
-    let bytes = std::fs::read(path).with_context(|| format!("reading {image}"))?;
-    // Known by its bytes, as the description reads it.
-    let Some(kind) = tavo_model::ImageType::sniff(&bytes) else {
-        anyhow::bail!("--image {image}: not a picture the providers take (png, jpeg, webp or gif)");
-    };
-    let (mime, ext) = (kind.mime_type(), kind.extension());
-    let stem: String = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("image")
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(60)
-        .collect();
-    let name = format!("upload-{}-{stem}.{ext}", chrono::Utc::now().timestamp());
-    let content = format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(&bytes)
-    );
-    let args = serde_json::json!({"name": name, "content": content, "options": {"scope": "chat"}});
-    // Passing --image is the user's consent to saving it.
-    let envelope = super::tool::call_tool(engine, Some(chat), "tavo_file_save", args, true).await;
-    if envelope.get("ok").and_then(serde_json::Value::as_bool) != Some(true) {
-        anyhow::bail!(
-            "saving --image {image} into the chat's files: {}",
-            envelope["error"]
-        );
-    }
-    Ok(format!("files/chat/{name}"))
+    let bytes = std::fs::read(&image).with_context(|| {
+        format!("--image {image}: not a file on disk nor files/chat/NAME or files/global/NAME")
+    })?;
+    Ok(Attachment::Picture { name: image, bytes })
 }

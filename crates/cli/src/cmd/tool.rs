@@ -107,7 +107,7 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                 .build()?;
             let envelope = runtime.block_on(async {
                 let engine =
-                    tavo_engine::Engine::new(store.clone(), registry.clone(), Default::default())?;
+                    crate::engine::build(store.clone(), tavo_engine::McpStart::Wait).await?;
                 Ok::<Value, anyhow::Error>(call_tool(&engine, chat, &name, args, yes).await)
             })?;
             println!("{}", serde_json::to_string_pretty(&envelope)?);

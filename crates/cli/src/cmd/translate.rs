@@ -4,12 +4,8 @@
 //! setting, else English; the connection likewise (`translation.connection`, else the default).
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::Context as _;
 use clap::Args;
-use tavo_engine::Engine;
-use tavo_tools::{Services, builtin_registry};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -34,14 +30,13 @@ pub struct TranslateArgs {
 /// Runs `tavo translate`.
 pub fn run(args: TranslateArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let registry = builtin_registry().context("building the tool registry")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let (message, to, connection) = (args.message, args.to, args.connection);
     let result = runtime.block_on(async move {
-        let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+        let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
         anyhow::Ok(engine.translate_message(message, to, connection).await)
     });
     runtime.shutdown_background();

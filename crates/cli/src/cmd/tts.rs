@@ -22,7 +22,6 @@
 //! files.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, anyhow};
 use clap::{Args, Subcommand};
@@ -31,7 +30,6 @@ use tavo_engine::Engine;
 use tavo_engine::speech::{SpeechError, VoiceBinding, VoiceTarget};
 use tavo_llm::media::speech::{VoiceConnection, VoicePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
-use tavo_tools::{Services, builtin_registry};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -268,13 +266,12 @@ fn print_book(view: &Value, json: bool) -> anyhow::Result<()> {
 /// Runs `tavo tts`.
 pub fn run(args: TtsArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
-    let registry = builtin_registry().context("building the tool registry")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let result = runtime.block_on(async move {
-        let engine = Engine::new(store, registry, Arc::new(Services::default()))?;
+        let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
         run_in(&engine, args.command).await
     });
     runtime.shutdown_background();

@@ -537,29 +537,6 @@ impl ExtensionRunner for McpServers {
     }
 }
 
-/// An engine whose replies also get the tools of the enabled MCP servers: the servers are
-/// the engine's extension runner and fill its services' extension registry.
-pub fn engine_with_servers(
-    store: Store,
-    registry: Arc<tavo_tools::Registry>,
-    client: tavo_llm::Client,
-) -> (crate::Engine, McpServers) {
-    let extensions = ExtensionRegistry::default();
-    let servers = McpServers::new(store.clone(), extensions.clone());
-    let services = Arc::new(tavo_tools::Services {
-        extensions,
-        ..Default::default()
-    });
-    let engine = crate::Engine::with_client(
-        store,
-        registry,
-        services,
-        client,
-        Some(Arc::new(servers.clone())),
-    );
-    (engine, servers)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,19 +149,17 @@ async fn a_start_that_fails_after_the_claim_gives_it_back() {
     let lab = lab(Wire::OpenaiChat, Script::new(vec![]), &[]).await;
     let engine = lab.engine(Services::default(), None);
     // A continue in a chat without a character's message fails after the claim is taken.
-    let failed = engine.start(ReplyRequest {
-        kind: tavo_engine::GenerationKind::Continue,
-        message: None,
-        ..ReplyRequest::normal(lab.chat, "")
-    });
+    let failed = engine.start(ReplyRequest::new(
+        lab.chat,
+        tavo_engine::ReplyKind::Continue,
+    ));
     assert!(matches!(failed, Err(EngineError::NothingToContinue(_))));
     assert_eq!(stored_status(&lab), None, "the chat had no record before");
     let other = lab.engine(Services::default(), None);
-    let refused = other.start(ReplyRequest {
-        kind: tavo_engine::GenerationKind::Continue,
-        message: None,
-        ..ReplyRequest::normal(lab.chat, "")
-    });
+    let refused = other.start(ReplyRequest::new(
+        lab.chat,
+        tavo_engine::ReplyKind::Continue,
+    ));
     assert!(
         matches!(refused, Err(EngineError::NothingToContinue(_))),
         "{refused:?}"

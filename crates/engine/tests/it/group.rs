@@ -85,8 +85,13 @@ fn warnings(events: &[ReplyEvent]) -> Vec<String> {
 
 async fn reply(lab: &Lab, chat: i64, text: &str, speaker: Option<CharacterId>) -> Vec<ReplyEvent> {
     let engine = lab.engine(Services::default(), None);
-    let handle =
-        ok(engine.start_with_speaker(ReplyRequest::normal(chat, text), speaker.map(|c| c.0)));
+    let handle = ok(engine.start(ReplyRequest::new(
+        chat,
+        tavo_engine::ReplyKind::Normal {
+            message: tavo_engine::UserMessage::new(text, None).ok(),
+            speaker,
+        },
+    )));
     drive(&handle, &Answers::default()).await
 }
 
@@ -184,7 +189,13 @@ async fn a_speaker_who_is_not_a_member_is_refused_before_anything_is_written() {
     let (chat, _) = group(&lab, ReplyMode::All, &[]);
     let engine = lab.engine(Services::default(), None);
     let e = engine
-        .start_with_speaker(ReplyRequest::normal(chat, "hi"), Some(9999))
+        .start(ReplyRequest::new(
+            chat,
+            tavo_engine::ReplyKind::Normal {
+                message: tavo_engine::UserMessage::new("hi", None).ok(),
+                speaker: Some(CharacterId(9999)),
+            },
+        ))
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
@@ -417,13 +428,7 @@ async fn group_turns_are_group_replies_to_plugin_hooks_one_generation_per_turn()
     );
     // Characters talking on without a new user message: othersContinuation.
     recorder.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
-    let handle = ok(engine.start_with_speaker(
-        ReplyRequest {
-            message: None,
-            ..ReplyRequest::normal(chat, "")
-        },
-        None,
-    ));
+    let handle = ok(engine.start(ReplyRequest::normal(chat, "")));
     let events = drive(&handle, &Answers::default()).await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished, "{events:?}");
     let seen = recorder.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -476,11 +481,7 @@ async fn continuing_in_a_group_keeps_the_message_speaker() {
     let events = reply(&lab, chat, "go", None).await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
     let engine = lab.engine(Services::default(), None);
-    let handle = ok(engine.start(ReplyRequest {
-        kind: tavo_tools::GenerationKind::Continue,
-        message: None,
-        ..ReplyRequest::normal(chat, "")
-    }));
+    let handle = ok(engine.start(ReplyRequest::new(chat, tavo_engine::ReplyKind::Continue)));
     let events = drive(&handle, &Answers::default()).await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
     assert!(speaker_events(&events).is_empty() || speaker_events(&events)[0].0 == Some(ids[1].0));

@@ -182,10 +182,16 @@ async fn a_message_sent_with_an_image_file_keeps_it_and_bad_images_store_nothing
         .save(FileScope::Chat(lab.chat), "notes.txt", b"hello"));
     let engine = lab.engine(Services::default(), None);
     let before = ok(lab.store.message_count(ChatId(lab.chat)));
-    let with = |image: &str, text: Option<&str>| ReplyRequest {
-        image: Some(image.to_owned()),
-        message: text.map(str::to_owned),
-        ..ReplyRequest::normal(lab.chat, "")
+    let with = |image: &str, text: Option<&str>| {
+        let message = tavo_engine::UserMessage::new(text.unwrap_or(""), Some(image.to_owned()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        ReplyRequest::new(
+            lab.chat,
+            tavo_engine::ReplyKind::Normal {
+                message: Some(message),
+                speaker: None,
+            },
+        )
     };
 
     // Refused, naming the field, with nothing stored and nothing sent.

@@ -10,9 +10,7 @@ use tavo_engine::{EventKind, ExtensionRunner, Limits, ReplyRecord, ReplyRequest,
 use tavo_testkit::{Script, ScriptCall, Turn, Wire};
 use tavo_tools::extension::ExtensionTool;
 use tavo_tools::operation::BoxFuture;
-use tavo_tools::{
-    Approval, ApprovalPolicy, ExtensionSource, GenerationKind, Services, ToolError, UserAnswer,
-};
+use tavo_tools::{Approval, ApprovalPolicy, ExtensionSource, Services, ToolError, UserAnswer};
 
 fn limits(recursion: u32, calls: u32, timeout_ms: u64) -> Limits {
     Limits {
@@ -497,18 +495,10 @@ async fn continue_and_quiet_cannot_call_tools_but_see_earlier_calls() {
         .start(ReplyRequest::normal(lab.chat, "go"))
         .unwrap_or_else(|e| panic!("{e}"));
     drive(&h, &Answers::default()).await;
-    let cont = ReplyRequest {
-        kind: GenerationKind::Continue,
-        message: None,
-        ..ReplyRequest::normal(lab.chat, "")
-    };
+    let cont = ReplyRequest::new(lab.chat, tavo_engine::ReplyKind::Continue);
     let h = engine.start(cont).unwrap_or_else(|e| panic!("{e}"));
     drive(&h, &Answers::default()).await;
-    let quiet = ReplyRequest {
-        kind: GenerationKind::Quiet,
-        message: None,
-        ..ReplyRequest::normal(lab.chat, "")
-    };
+    let quiet = ReplyRequest::new(lab.chat, tavo_engine::ReplyKind::Quiet);
     let h = engine.start(quiet).unwrap_or_else(|e| panic!("{e}"));
     let events = drive(
         &h,

@@ -318,11 +318,10 @@ async fn a_started_reply_names_the_user_message_it_stored() {
 
     // A regenerate stores no user message, so it names none.
     let again = engine
-        .start(ReplyRequest {
-            kind: tavo_tools::GenerationKind::Regenerate,
-            message: None,
-            ..ReplyRequest::normal(lab.chat, "")
-        })
+        .start(ReplyRequest::new(
+            lab.chat,
+            tavo_engine::ReplyKind::Regenerate { speaker: None },
+        ))
         .unwrap_or_else(|e| panic!("{e}"));
     drive(&again, &Answers::default()).await;
     assert_eq!(again.user_message_id(), None);

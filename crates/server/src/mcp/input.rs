@@ -1,18 +1,19 @@
 //! `tavo_input_send` on `tavo serve`: the composer sent as the user would send it. With the
 //! chat open in the app, the page sends it (`input.send` over `/api/pages/events`), so the
 //! plugins' `input:beforeSend` hooks run with `source: "mcp"` and may rewrite or cancel it, as
-//! Tavo's MCP server does. Without a page, the server sends it itself: the text (or the saved
-//! draft) becomes the user's message and a reply starts; a sent draft is cleared.
+//! Tavo's MCP server does. Without a page, the server sends it through the engine's one send
+//! (`tavo_engine::send`): the text (or the saved draft, then cleared) becomes the user's
+//! message and a reply starts, or `/imagine <prompt>` makes an image.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tavo_engine::EngineError;
 use tavo_engine::pages::PageError;
-use tavo_engine::{EngineError, ReplyRequest};
+use tavo_engine::send::{Outgoing, input_answer};
 use tavo_tools::mcp::InputSend;
 use tavo_tools::operation::BoxFuture;
-use tavo_tools::ops::input::{read_draft, write_draft};
-use tavo_tools::{ErrorCode, GenerationKind, ToolError};
+use tavo_tools::{ErrorCode, ToolError};
 
 use crate::state::AppState;
 
@@ -68,38 +69,17 @@ impl InputSend for ServerInput {
                     }
                 }
             }
-            let store = state.store.clone();
-            let from_draft = text.is_none();
-            let text = match text {
-                Some(t) => t,
-                None => read_draft(&store, chat)?,
-            };
-            let text = text.trim().to_owned();
-            if text.is_empty() {
-                return Err(ToolError::invalid_at("text", "non-empty text", "string"));
-            }
-            let request = ReplyRequest {
+            // The engine's one send (the draft when no text, `/imagine`, the empty-send
+            // refusal), as every other composer door.
+            let out = Outgoing {
                 chat,
-                kind: GenerationKind::Normal,
-                message: Some(text),
-                connection: None,
-                limits: None,
+                text,
                 image: None,
+                connection: None,
+                speaker: None,
             };
-            let replies = state.replies.clone();
-            let handle = state
-                .off_executor(move || replies.start(request))
-                .await
-                .map_err(|e| ToolError::new(ErrorCode::InternalError, e.message))?
-                .map_err(engine_error)?;
-            if from_draft {
-                let _ = write_draft(&store, chat, "");
-            }
-            let message = handle.user_message_id();
-            if let Some(id) = message {
-                state.hub.library("message", "created", Some(id));
-            }
-            Ok(json!({"ok": true, "messageId": message, "replyId": handle.id(), "via": "server"}))
+            let sent = state.replies.send(out).await.map_err(engine_error)?;
+            Ok(input_answer(&sent, "server"))
         })
     }
 }

@@ -133,7 +133,8 @@ pub async fn imagine(
     Ok((StatusCode::CREATED, Json(done)))
 }
 
-/// Runs `/imagine` and announces the new message; the composer's send route calls it too.
+/// Runs `/imagine` and announces the new message (the composer's send route has the engine's
+/// send run it: `tavo_engine::send`).
 pub async fn imagine_in(
     state: &AppState,
     chat: i64,

@@ -9,8 +9,10 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tavo_engine::{EngineError, GenerationKind, ReplyRequest, RespondError, Response};
-use tavo_tools::UserAnswer;
+use tavo_engine::send::{Attachment, Outgoing, Sent};
+use tavo_engine::{EngineError, GenerationKind, ReplyKind, ReplyRequest, RespondError, Response};
+use tavo_model::CharacterId;
+use tavo_tools::{ToolError, UserAnswer};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::replies::describe;
@@ -36,7 +38,6 @@ pub fn engine_error(e: EngineError) -> ApiError {
         EngineError::Operation(op) => op.into(),
         EngineError::NothingToContinue(_)
         | EngineError::NoMessage
-        | EngineError::SpeakerKind
         | EngineError::Connection(_)
         | EngineError::Prompt(_) => ApiError::bad_request(e.to_string()),
         EngineError::Store(s) => s.into(),
@@ -93,38 +94,40 @@ pub async fn send_message(
     Path(chat): Path<i64>,
     Json(body): Json<NewMessage>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let text = body.content.trim().to_owned();
-    let image = body.image.filter(|i| !i.trim().is_empty());
-    if text.is_empty() && image.is_none() {
-        return Err(ApiError::bad_request("content must not be empty"));
-    }
-    if let Some(h) = state.replies.for_chat(chat) {
-        return Err(engine_error(EngineError::Busy(chat, h.id().to_owned())));
-    }
-    // `/imagine <prompt>` generates an image into the chat instead of starting a reply.
-    if let Some(prompt) = tavo_engine::image::imagine_prompt(&text).filter(|_| image.is_none()) {
-        let done = crate::routes::images::imagine_in(&state, chat, prompt, None).await?;
-        return Ok((StatusCode::CREATED, Json(done)));
-    }
-    // The engine stores the message as it starts the reply, in the same trip to the library;
-    // should the reply not start (no connection configured), nothing is written.
-    let request = ReplyRequest {
+    // The engine's one send: `/imagine`, the empty-send refusal and the attachment are its
+    // rules, the same as `tavo chat`'s, `tavo reply`'s and `tavo_input_send`'s. It stores the
+    // message as it starts the reply, in the same trip to the library; should the reply not
+    // start (no connection configured), nothing is written.
+    let out = Outgoing {
         chat,
-        kind: GenerationKind::Normal,
-        message: Some(text),
+        text: Some(body.content),
+        image: body
+            .image
+            .filter(|i| !i.trim().is_empty())
+            .map(Attachment::Stored),
         connection: body.connection,
-        limits: None,
-        image,
+        speaker: body.speaker,
     };
-    let handle = start_reply(&state, request, body.speaker).await?;
-    let message_id = handle.user_message_id();
-    if let Some(id) = message_id {
-        state.hub.library("message", "created", Some(id));
+    match state.replies.send(out).await.map_err(send_error)? {
+        Sent::Imagined(done) => Ok((StatusCode::CREATED, Json(imagined(&done)?))),
+        Sent::Reply { handle, .. } => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({ "messageId": handle.user_message_id(), "replyId": handle.id() })),
+        )),
     }
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "messageId": message_id, "replyId": handle.id() })),
-    ))
+}
+
+/// A send's failure: an image provider's is a bad gateway, as on the /imagine route.
+fn send_error(e: EngineError) -> ApiError {
+    match e {
+        EngineError::Operation(op) => crate::routes::images::image_error(op),
+        e => engine_error(e),
+    }
+}
+
+/// The answer of a send that made an image.
+fn imagined(done: &tavo_engine::image::Imagined) -> ApiResult<Value> {
+    serde_json::to_value(done).map_err(|e| ApiError::internal("answering /imagine", e))
 }
 
 /// What kind of reply to start.
@@ -135,24 +138,50 @@ pub struct NewReply {
     #[serde(rename = "type")]
     #[schema(value_type = String)]
     pub kind: GenerationKind,
-    /// Text for the reply (a normal reply's user message; a quiet prompt).
+    /// A normal reply's user message, sent as the composer sends it (`/imagine <prompt>`
+    /// included); the other types take none.
     #[serde(default)]
     pub message: Option<String>,
     /// Connection name; the default connection when absent.
     #[serde(default)]
     pub connection: Option<String>,
     /// Group chats: the member (character id) who answers, muted or not, instead of the
-    /// chat's reply mode (normal and regenerate replies).
+    /// chat's reply mode (normal and regenerate replies; the other types take none).
     #[serde(default)]
     pub speaker: Option<i64>,
+}
+
+/// The engine's request from the wire body: `type` and what that kind takes, refused with the
+/// field's path when the body gives a kind something it does not take (`message` for anything
+/// but a normal reply, `speaker` for anything but normal and regenerate). A normal reply's
+/// `message` is sent as the composer sends it (`Some`), through the engine's one send.
+fn reply_kind(body: &NewReply) -> Result<(ReplyKind, Option<String>), ApiError> {
+    let mut kind = ReplyKind::plain(body.kind);
+    let message = match (&kind, &body.message) {
+        (_, None) => None,
+        (ReplyKind::Normal { .. }, Some(m)) => Some(m.clone()),
+        (_, Some(_)) => {
+            return Err(ToolError::invalid_at(
+                "message",
+                "no message (only a normal reply sends one)",
+                "string",
+            )
+            .into());
+        }
+    };
+    if let Some(speaker) = body.speaker {
+        kind = kind.with_speaker(CharacterId(speaker), "speaker")?;
+    }
+    Ok((kind, message))
 }
 
 /// Starts a reply of a given type in a chat.
 #[utoipa::path(post, path = "/api/chats/{id}/replies", tag = "replies",
     params(("id" = i64, Path)),
     request_body = NewReply,
-    responses((status = 202, description = "`{replyId}`", body = Object),
-              (status = 400, description = "Nothing to continue, or no usable connection", body = ErrorBody),
+    responses((status = 202, description = "`{replyId, chatId}` (and `messageId` when a message was sent)", body = Object),
+              (status = 201, description = "A normal reply's `message` was `/imagine <prompt>`: the image message (no reply)", body = Object),
+              (status = 400, description = "Nothing to continue, no usable connection, or a field the type does not take (`message`, `speaker`; `details.path` names it)", body = ErrorBody),
               (status = 404, description = "No such chat", body = ErrorBody),
               (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
 pub async fn start(
@@ -160,15 +189,31 @@ pub async fn start(
     Path(chat): Path<i64>,
     Json(body): Json<NewReply>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
+    let (kind, message) = reply_kind(&body)?;
+    if let Some(text) = message {
+        // A normal reply with a message is a send, as the composer's route.
+        let out = Outgoing {
+            chat,
+            text: Some(text),
+            image: None,
+            connection: body.connection,
+            speaker: body.speaker,
+        };
+        return match state.replies.send(out).await.map_err(send_error)? {
+            Sent::Imagined(done) => Ok((StatusCode::CREATED, Json(imagined(&done)?))),
+            Sent::Reply { handle, .. } => Ok((
+                StatusCode::ACCEPTED,
+                Json(
+                    json!({ "replyId": handle.id(), "chatId": chat, "messageId": handle.user_message_id() }),
+                ),
+            )),
+        };
+    }
     let request = ReplyRequest {
-        chat,
-        kind: body.kind,
-        message: body.message,
         connection: body.connection,
-        limits: None,
-        image: None,
+        ..ReplyRequest::new(chat, kind)
     };
-    let handle = start_reply(&state, request, body.speaker).await?;
+    let handle = start_reply(&state, request).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "replyId": handle.id(), "chatId": chat })),
@@ -180,11 +225,10 @@ pub async fn start(
 async fn start_reply(
     state: &AppState,
     request: ReplyRequest,
-    speaker: Option<i64>,
 ) -> ApiResult<tavo_engine::ReplyHandle> {
     let replies = state.replies.clone();
     state
-        .off_executor(move || replies.start_with_speaker(request, speaker))
+        .off_executor(move || replies.start(request))
         .await?
         .map_err(engine_error)
 }

@@ -576,7 +576,8 @@ fn register_chat_scoped(set: &mut McpTools, registry: &crate::Registry) {
         "tavo_input_send",
         "Send a chat's composer (`chatId`) as the user would press Send: `text`, or the saved draft when absent. \
          With the chat open in the app, its plugins' input:beforeSend hooks run first (source \"mcp\") and may rewrite or cancel it. \
-         Answers {ok: true, messageId, replyId, via} or {ok: false, reason: \"cancelled\", cancelledBy, message}.",
+         `/imagine <prompt>` makes an image into the chat instead of a reply. \
+         Answers {ok: true, messageId, replyId, via}, for /imagine {ok: true, messageId, image, via}, or {ok: false, reason: \"cancelled\", cancelledBy, message}.",
         json!({"type": "object", "properties": {
             "chatId": {"type": "integer", "minimum": 1},
             "text": {"type": "string", "description": "What to send (default: the composer draft)."}
@@ -594,10 +595,8 @@ fn register_chat_scoped(set: &mut McpTools, registry: &crate::Registry) {
                         .map_err(|e| store_error("reading the draft", e))
                 })
                 .await?;
-            let sent = text.clone().unwrap_or_else(|| draft.clone());
-            if sent.trim().is_empty() {
-                return Err(ToolError::invalid_at("text", "non-empty text (the draft is empty too)", "string"));
-            }
+            // The send's own check, so a dry run is refused exactly as the send would be.
+            let (sent, _) = crate::ops::input::outgoing_text(text.clone(), false, || Ok(draft.clone()))?;
             Ok(Step::Write(WritePlan {
                 revision: None,
                 before: Some(json!({"draft": draft})),

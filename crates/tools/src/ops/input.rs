@@ -49,6 +49,37 @@ pub fn write_draft(store: &Store, chat: i64, text: &str) -> Result<(), ToolError
         .map_err(internal)
 }
 
+/// The refusal of a send that carries nothing: no text (after trimming; the draft, when the
+/// text came from it, was empty too) and no image. Every composer door — `tavo chat`, `tavo
+/// reply --message`, `POST /api/chats/{id}/messages`, `tavo_input_send` — answers this one
+/// error, whatever its own field is called.
+pub fn nothing_to_send() -> ToolError {
+    ToolError::new(
+        crate::error::ErrorCode::InvalidArguments,
+        "nothing to send: the message has no text (and the draft is empty) and no image",
+    )
+    .with_details(json!({"reason": "empty_message"}))
+}
+
+/// What a send carries as text: `text` when given, else the chat's draft (read by `draft`
+/// only then), trimmed; and whether it came from the draft (which the send then clears).
+/// Refuses with [`nothing_to_send`] when the text is empty and there is no image.
+pub fn outgoing_text(
+    text: Option<String>,
+    has_image: bool,
+    draft: impl FnOnce() -> Result<String, ToolError>,
+) -> Result<(String, bool), ToolError> {
+    let (text, from_draft) = match text {
+        Some(t) => (t, false),
+        None => (draft()?, true),
+    };
+    let text = text.trim().to_owned();
+    if text.is_empty() && !has_image {
+        return Err(nothing_to_send());
+    }
+    Ok((text, from_draft))
+}
+
 async fn get(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
     ctx.blocking("reading the input box", move |store| {
@@ -129,4 +160,28 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
         .keywords(KW),
         clear,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_or_the_draft_and_nothing_is_refused() {
+        let no_draft = || -> Result<String, ToolError> { panic!("the draft is not read") };
+        assert_eq!(
+            outgoing_text(Some(" hi ".into()), false, no_draft).ok(),
+            Some(("hi".to_owned(), false))
+        );
+        assert_eq!(
+            outgoing_text(None, false, || Ok("draft".into())).ok(),
+            Some(("draft".to_owned(), true))
+        );
+        assert_eq!(
+            outgoing_text(Some("  ".into()), true, no_draft).ok(),
+            Some((String::new(), false))
+        );
+        let refused = outgoing_text(None, false, || Ok(" ".into())).err();
+        assert_eq!(refused, Some(nothing_to_send()));
+    }
 }

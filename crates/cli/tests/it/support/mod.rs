@@ -114,6 +114,7 @@ pub fn strip(mut v: Value) -> Value {
 
 /// A card with its own lorebook and regex script, and a second lorebook: the same ids in
 /// every library (character 1, lorebooks 1 and 2, regex group 1).
+#[allow(dead_code)]
 pub fn setup(data: &Path) {
     let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
         "name": "Bob", "first_mes": "Yo, {{user}}.", "alternate_greetings": ["Hey."],
@@ -306,6 +307,7 @@ impl Drop for Http {
 }
 
 /// The error a CLI command printed: `error: <code>: <message>` on stderr, exit 1.
+#[allow(dead_code)]
 pub fn cli_error(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     String::from_utf8_lossy(&out.stderr).trim().to_owned()
