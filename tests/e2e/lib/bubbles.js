@@ -5,6 +5,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './harness.js';
 
+// The condition poll lives with the harness (every test waits on conditions); re-exported for
+// the TavoJS tests that import it from here.
+export { until } from './harness.js';
+
 /**
  * Characters named `names` and one chat with all of them (no greeting).
  * @param {{api: (m: string, p: string, b?: any) => Promise<any>}} tavo @param {string[]} names
@@ -35,16 +39,6 @@ export async function vars(tavo, chatId, messageId) {
   return tavo.api('GET', `/api/chats/${chatId}/variables${messageId ? `?message=${messageId}` : ''}`);
 }
 
-/** Polls until `f` answers something truthy. @template T @param {() => Promise<T>} f @returns {Promise<T>} */
-export async function until(f, ms = 15000, what = 'the condition') {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** `tavo var get NAME --chat ID` on the test's library, as a user would check it. @param {string} dataDir @param {number} chatId @param {string} name */
 export function cliVar(dataDir, chatId, name) {

@@ -160,5 +160,21 @@ export function watchErrors(page) {
   return errors;
 }
 
+/**
+ * Polls until `f` answers something truthy, and answers it: how a test waits for a condition
+ * that no locator shows (a stored row, a file the mock wrote, a page's state). It never
+ * stands in for a sleep: on `ms` without the condition it fails, naming `what`.
+ * @template T @param {() => Promise<T>} f @returns {Promise<T>}
+ */
+export async function until(f, ms = 15000, what = 'the condition') {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** A PNG card of the shared corpus. */
 export const SERAPHINA = join(SHARED, 'corpus/cards/st-default_Seraphina.png');
