@@ -141,16 +141,26 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     }
     if (mode === 'auto') assert.ok(framed.length > 20, `${framed.length} vectors in frames`);
     else assert.deepEqual(framed, [], 'scripts off: no vector in a frame');
-    // Every framed vector has had its go: it said so, or its frame was stopped (it navigated
-    // away, flooded the bridge). Only then is the absence of harm worth looking for.
-    const stopped = async (/** @type {string} */ name) => (await page.locator(`article.message[data-key="${messageOf.get(name)}"] .bubble-script[data-frame-state="stopped"]`).count()) > 0;
+    // Every framed vector has had its go: it said so, its frame was stopped (it navigated
+    // away, flooded the bridge), or its frame left the card's document (a vector that navigates
+    // its own frame lands on the browser's error page: the app refuses to be framed — and
+    // its "ran" line may be lost with the document it was written in). Only then is the
+    // absence of harm worth looking for.
+    const hadItsGo = async (/** @type {string} */ name) => {
+      if (ran.has(name)) return true;
+      const slot = page.locator(`article.message[data-key="${messageOf.get(name)}"] .bubble-script`);
+      if ((await slot.getAttribute('data-frame-state')) === 'stopped') return true;
+      const frame = await (await slot.locator('iframe.bubble-frame').elementHandle({ timeout: 1000 }).catch(() => null))?.contentFrame();
+      const url = frame ? frame.url() : '';
+      return url !== '' && url !== 'about:blank' && !url.endsWith('/app/bubble/frame.html');
+    };
     /** @type {string[]} */
     let pending = [];
     await until(async () => {
       pending = [];
-      for (const name of framed) if (!ran.has(name) && !(await stopped(name))) pending.push(name);
+      for (const name of framed) if (!(await hadItsGo(name))) pending.push(name);
       return pending.length === 0;
-    }, 30000, 'every framed vector to run or be stopped').catch((e) => { throw new Error(`${e.message}: still running ${pending.join(', ')}`); });
+    }, 30000, 'every framed vector to have its go').catch((e) => { throw new Error(`${e.message}: still running ${pending.join(', ')}`); });
     await list.evaluate((el) => { el.scrollTop = el.scrollHeight; });
     await shot(page, `tavojs-escapes-${mode}`);
 
