@@ -1,9 +1,7 @@
 // Helpers of the TavoJS browser tests: a library with characters and a chat whose messages
 // are bubbles written through the operation door, and reads of what the bubbles stored.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from './harness.js';
+import { binary } from './harness.js';
 
 // The condition poll lives with the harness (every test waits on conditions); re-exported for
 // the TavoJS tests that import it from here.
@@ -39,10 +37,7 @@ export async function vars(tavo, chatId, messageId) {
   return tavo.api('GET', `/api/chats/${chatId}/variables${messageId ? `?message=${messageId}` : ''}`);
 }
 
-
 /** `tavo var get NAME --chat ID` on the test's library, as a user would check it. @param {string} dataDir @param {number} chatId @param {string} name */
 export function cliVar(dataDir, chatId, name) {
-  let bin = process.env.TAVO_BIN || join(ROOT, 'target/release/tavo');
-  if (!existsSync(bin)) bin = join(ROOT, 'target/debug/tavo');
-  return execFileSync(bin, ['--data-dir', dataDir, 'var', 'get', name, '--chat', String(chatId)], { encoding: 'utf8' }).trim();
+  return execFileSync(binary('tavo'), ['--data-dir', dataDir, 'var', 'get', name, '--chat', String(chatId)], { encoding: 'utf8' }).trim();
 }

@@ -15,8 +15,8 @@ export const SHARED = resolve(ROOT, '../shared');
 export const ARTEFACTS = resolve(ROOT, 'target/web-artefacts');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-/** @param {string} name */
-function binary(name) {
+/** A built binary (`tavo` or `mock-provider`): `TAVO_BIN` / `MOCK_PROVIDER_BIN`, else the release or debug build under `$CARGO_TARGET_DIR` or `target/`. @param {string} name */
+export function binary(name) {
   const env = process.env[name === 'tavo' ? 'TAVO_BIN' : 'MOCK_PROVIDER_BIN'];
   if (env) return env;
   const target = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(ROOT, 'target');
