@@ -1,9 +1,11 @@
 // Helpers of the TavoJS browser tests: a library with characters and a chat whose messages
 // are bubbles written through the operation door, and reads of what the bubbles stored.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from './harness.js';
+import { binary } from './harness.js';
+
+// The condition poll lives with the harness (every test waits on conditions); re-exported for
+// the TavoJS tests that import it from here.
+export { until } from './harness.js';
 
 /**
  * Characters named `names` and one chat with all of them (no greeting).
@@ -35,20 +37,7 @@ export async function vars(tavo, chatId, messageId) {
   return tavo.api('GET', `/api/chats/${chatId}/variables${messageId ? `?message=${messageId}` : ''}`);
 }
 
-/** Polls until `f` answers something truthy. @template T @param {() => Promise<T>} f @returns {Promise<T>} */
-export async function until(f, ms = 15000, what = 'the condition') {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** `tavo var get NAME --chat ID` on the test's library, as a user would check it. @param {string} dataDir @param {number} chatId @param {string} name */
 export function cliVar(dataDir, chatId, name) {
-  let bin = process.env.TAVO_BIN || join(ROOT, 'target/release/tavo');
-  if (!existsSync(bin)) bin = join(ROOT, 'target/debug/tavo');
-  return execFileSync(bin, ['--data-dir', dataDir, 'var', 'get', name, '--chat', String(chatId)], { encoding: 'utf8' }).trim();
+  return execFileSync(binary('tavo'), ['--data-dir', dataDir, 'var', 'get', name, '--chat', String(chatId)], { encoding: 'utf8' }).trim();
 }

@@ -15,8 +15,8 @@ export const SHARED = resolve(ROOT, '../shared');
 export const ARTEFACTS = resolve(ROOT, 'target/web-artefacts');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-/** @param {string} name */
-function binary(name) {
+/** A built binary (`tavo` or `mock-provider`): `TAVO_BIN` / `MOCK_PROVIDER_BIN`, else the release or debug build under `$CARGO_TARGET_DIR` or `target/`. @param {string} name */
+export function binary(name) {
   const env = process.env[name === 'tavo' ? 'TAVO_BIN' : 'MOCK_PROVIDER_BIN'];
   if (env) return env;
   const target = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(ROOT, 'target');
@@ -158,6 +158,22 @@ export function watchErrors(page) {
     if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text());
   });
   return errors;
+}
+
+/**
+ * Polls until `f` answers something truthy, and answers it: how a test waits for a condition
+ * that no locator shows (a stored row, a file the mock wrote, a page's state). It never
+ * stands in for a sleep: on `ms` without the condition it fails, naming `what`.
+ * @template T @param {() => Promise<T>} f @returns {Promise<T>}
+ */
+export async function until(f, ms = 15000, what = 'the condition') {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** A PNG card of the shared corpus. */

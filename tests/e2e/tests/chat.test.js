@@ -2,7 +2,7 @@
 // message and watch the reply stream; then swipe, edit, and switch chats during a reply.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startTavo, launchBrowser, shot, watchErrors, SERAPHINA } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors, until, SERAPHINA } from '../lib/harness.js';
 
 const REPLY = 'The forest is quiet tonight. I keep watch by the fire, so rest now.';
 const SWIPE = 'A second answer, from another swipe.';
@@ -123,11 +123,17 @@ test('switching chats during a reply and coming back shows every token once', as
   await page.goto(`${tavo.url}/chats/${id}`);
   await page.getByRole('textbox', { name: 'Message' }).fill('Tell me something slowly.');
   await page.getByRole('button', { name: 'Send' }).click();
-  await page.locator('article.message.streaming .content').waitFor();
-  // Leave while it streams: the reply goes on in the server.
+  const streaming = page.locator('article.message.streaming .content');
+  await streaming.waitFor();
+  const shownBeforeLeaving = (await streaming.innerText()).trim();
+  // Leave while it streams: the reply goes on in the server. Come back once the server has
+  // saved more of it than the page had shown, so the page must catch up on tokens it missed.
   await page.getByRole('link', { name: 'Characters' }).click();
   await page.getByRole('heading', { name: 'Characters' }).waitFor();
-  await page.waitForTimeout(700);
+  await until(async () => {
+    const last = (await tavo.api('GET', `/api/chats/${id}/messages`)).messages.at(-1);
+    return last.role === 'assistant' && last.content.length > shownBeforeLeaving.length;
+  }, 15000, 'the reply streamed on while the page was away');
   await page.goBack();
   await page.waitForURL(new RegExp(`/chats/${id}$`));
   // Back in the chat, the reply is still live: Stop, then Send once it has finished.

@@ -111,8 +111,10 @@ test('a persona edited elsewhere meanwhile: both versions side by side, merged b
   // The form's name follows the stored name, which changes below.
   const form = page.getByRole('form', { name: /^Edit persona / });
   await form.getByLabel('Description').fill('Mine: a traveller with a map.');
-  // An unsaved edit is still there after a reload.
-  await page.waitForTimeout(400);
+  // An unsaved edit is still there after a reload (once the tab has kept it: drafts are
+  // written to sessionStorage a moment after the last keystroke).
+  await page.waitForFunction((text) => Object.keys(sessionStorage)
+    .some((k) => k.startsWith('tavo.draft.persona.') && (sessionStorage.getItem(k) || '').includes(text)), 'Mine: a traveller with a map.');
   await page.reload();
   await page.getByRole('button', { name: `Edit ${first.name}` }).click();
   assert.equal(await form.getByLabel('Description').inputValue(), 'Mine: a traveller with a map.');

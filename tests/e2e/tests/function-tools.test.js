@@ -62,6 +62,18 @@ const offered = (req) => (req.body.tools || []).map((/** @type {any} */ t) => t.
 /** @param {any} req */
 const toolText = (req) => JSON.stringify((req.body.messages || []).filter((/** @type {any} */ m) => m.role === 'tool'));
 
+/**
+ * Opens the chat and waits until the page has published the plugin's tools to the server (the
+ * dice entry ran and registered them): a send before that would offer none.
+ * @param {import('playwright-core').Page} page
+ */
+async function openWithTools(page) {
+  const published = page.waitForResponse((r) => r.request().method() === 'PUT' && /\/api\/pages\/[^/]+\/tools$/.test(new URL(r.url()).pathname)
+    && r.ok() && ['roll_dice', 'explode'].every((n) => (r.request().postDataJSON()?.tools || []).some((/** @type {any} */ t) => t.name === n)));
+  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await published;
+}
+
 /** @param {import('playwright-core').Page} page @param {string} text */
 async function send(page, text) {
   await page.getByRole('textbox', { name: 'Message' }).fill(text);
@@ -71,10 +83,14 @@ async function send(page, text) {
 test('a plugin registers function tools; the model calls one and its result comes back', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
-  await page.goto(`${tavo.url}/chats/${chatId}`);
-  await page.getByRole('textbox', { name: 'Message' }).waitFor();
-  // The entry runs and registers before the first send can use its tools.
-  await page.waitForTimeout(1500);
+  /** @type {string[]} */
+  const warnings = [];
+  page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+  // Both entries run before the first send: Dice Tools' tools are published, Slow Hooks'
+  // hooks take part (its chat:opened handler says so).
+  const slowHooks = page.waitForEvent('console', (m) => m.text() === 'Slow Hooks: running in this page');
+  await openWithTools(page);
+  await slowHooks;
   await send(page, 'roll a d6 for me');
   await page.getByText('Rolling a d6…').waitFor({ timeout: 20000 });
   const reply = page.locator('article.message.assistant').last();
@@ -93,15 +109,17 @@ test('a plugin registers function tools; the model calls one and its result come
   assert.match(JSON.stringify(stored), /You rolled a 4\. \[checked by dice\]/, 'generation:success rewrote the stored reply');
   assert.doesNotMatch(JSON.stringify(stored), /too slow/, 'a success handler that takes 6 s is rolled back at 5 s');
   assert.match(JSON.stringify(reqs[0].body.messages), /roll a d6 for me/, 'a throwing prepare handler changes nothing');
+  // The misbehaving handlers did run, and were rolled back as the page says.
+  assert.ok(warnings.some((w) => /test\.slow-hooks: a generation:prepare handler failed: .*prepare blew up/.test(w)), warnings.join('\n'));
+  assert.ok(warnings.some((w) => w.includes('test.slow-hooks: a generation:success handler timed out')), warnings.join('\n'));
   assert.deepEqual(errors, []);
   await page.close();
 });
 
 test('a throwing action reaches the model as a tool error, and the reply goes on', async () => {
   const page = await browser.context.newPage();
-  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await openWithTools(page);
   await page.getByText('You rolled a 4. [checked by dice]').waitFor();
-  await page.waitForTimeout(1500);
   // Every toast text shown while the reply runs (explode's formatMessage returns '').
   await page.evaluate(() => {
     const seen = /** @type {string[]} */ ([]);

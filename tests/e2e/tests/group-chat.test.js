@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors, until } from '../lib/harness.js';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -218,7 +218,8 @@ test('leaving a group reply mid-stream and coming back: each member once, in its
   await page.locator('article.message.streaming').getByText(/Ann once/).waitFor({ timeout: 15000 });
   await page.goto(`${tavo.url}/chats/${other}`);
   await page.getByRole('textbox', { name: 'Message' }).waitFor();
-  await page.waitForTimeout(1500);
+  // Come back once the turn has passed to Bo while the page was elsewhere.
+  await until(async () => (await answers()).slice(n).some(([c]) => c === bo), 20000, "Bo's turn begun in the server");
   await page.goto(`${tavo.url}/chats/${chat}`);
   await page.getByRole('article', { name: 'Bo' }).filter({ hasText: 'as you come back.' }).waitFor({ timeout: 30000 });
   // A page loaded mid-reply shows Send until it has found the live reply, and the last delta

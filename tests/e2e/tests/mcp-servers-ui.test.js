@@ -97,10 +97,14 @@ test('add a stdio server in Settings → listed with its tools → allow a tool 
   assert.equal((await server('fixture')).enabled, false);
   assert.equal(await row.getByRole('checkbox', { name: 'Enable fixture' }).isChecked(), false);
 
-  // Remove asks first: dismissing keeps it, accepting removes it.
-  page.once('dialog', (d) => d.dismiss());
+  // Remove asks first: dismissing keeps it, accepting removes it. Every removal the page asks
+  // the server for is counted: the accepted one must be the only one.
+  /** @type {string[]} */
+  const removals = [];
+  page.on('request', (r) => { if (r.method() === 'DELETE' && new URL(r.url()).pathname.startsWith('/api/mcp-servers/')) removals.push(r.url()); });
+  const dismissed = new Promise((resolve) => page.once('dialog', (d) => { d.dismiss().then(resolve, resolve); }));
   await row.getByRole('button', { name: 'Remove fixture' }).click();
-  await page.waitForTimeout(300);
+  await dismissed;
   assert.ok(await server('fixture'), 'dismissing the question keeps the server');
   page.once('dialog', (d) => {
     assert.match(d.message(), /Remove the MCP server “fixture”/);
@@ -109,6 +113,7 @@ test('add a stdio server in Settings → listed with its tools → allow a tool 
   await row.getByRole('button', { name: 'Remove fixture' }).click();
   await page.getByText('None yet.').waitFor();
   assert.equal(await server('fixture'), undefined);
+  assert.equal(removals.length, 1, `only the accepted question removed the server: ${removals.join(', ')}`);
   assert.deepEqual(errors, []);
   await page.close();
 });

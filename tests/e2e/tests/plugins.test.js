@@ -310,8 +310,8 @@ test('input actions and sidebar rows run their handlers; missing handler and fai
   const errors = watchErrors(page);
   await openChat(page);
 
-  const plus = page.getByRole('button', { name: 'Plugin actions' }).or(page.locator('summary[aria-label="Plugin actions"]'));
-  await plus.first().click();
+  const plus = page.locator('summary[aria-label="Plugin actions"]');
+  await plus.click();
   const menu = page.getByRole('menu', { name: 'Plugin actions' });
   await menu.waitFor();
   // Plugin order is the server's; each plugin's actions keep the manifest's order.
@@ -325,13 +325,13 @@ test('input actions and sidebar rows run their handlers; missing handler and fai
   const box = page.getByRole('textbox', { name: 'Message' });
   await until(async () => (await box.inputValue()) === 'Howdy (no current message)', 10000, 'the action wrote the composer');
 
-  await plus.first().click();
+  await plus.click();
   await menu.getByRole('menuitem', { name: 'Broken action' }).click();
   await page.locator('.toast', { hasText: 'plugin action failure' }).waitFor();
-  await plus.first().click();
+  await plus.click();
   await menu.getByRole('menuitem', { name: 'Orphan action' }).click();
   await page.locator('.toast', { hasText: 'missing handler' }).waitFor();
-  await plus.first().click();
+  await plus.click();
   await menu.getByRole('menuitem', { name: 'Greet', exact: true }).click();
   await until(async () => (await box.inputValue()) === 'Hello, friend! You have 1 new messages.', 10000, 'the spec 2 action');
   await box.fill('');
@@ -400,11 +400,13 @@ test('input:beforeSend rewrites and cancels; throwing, non-string and slow handl
   assert.equal(log[addedUser + 1].change, 'added');
   assert.equal(log.filter((e) => e.type === 'message:added' && e.message.id === replyId).length, 1, 'one message:added per streamed reply');
 
-  // Cancelled: nothing sent, the composer keeps the text.
+  // Cancelled: nothing sent, the composer keeps the text. The hook says it cancelled; the next
+  // send below proves nothing of this one went out before it.
   const n = (await stored()).length;
   await box.fill('please #cancel this');
   await send.click();
-  await page.waitForTimeout(1500);
+  await until(async () => (await vars(tavo, chat.chatId)).chat.notes_cancelled === 'please #cancel this', 10000, 'input:beforeSend cancelled the send');
+  await page.locator('.composer button[type="submit"][aria-busy="false"]').waitFor();
   assert.equal((await stored()).length, n, 'a cancelled send sends nothing');
   assert.equal(await box.inputValue(), 'please #cancel this');
 
@@ -412,6 +414,7 @@ test('input:beforeSend rewrites and cancels; throwing, non-string and slow handl
   await box.fill('count #number');
   await send.click();
   await until(async () => (await stored()).some((m) => m.role === 'user' && m.content === 'count #number'), 20000, 'the non-string rolled back');
+  assert.ok(!(await stored()).some((m) => m.content.includes('#cancel')), 'the cancelled send never went out');
   await page.locator('article.message.assistant').last().waitFor();
   await until(async () => (await page.getByRole('button', { name: 'Send' }).count()) === 1, 30000, 'the reply finished');
   const t0 = Date.now();
@@ -433,7 +436,7 @@ test('input:beforeSend rewrites and cancels; throwing, non-string and slow handl
   const target = page.locator(`article.message[data-key="${userId}"]`);
   await target.scrollIntoViewIfNeeded();
   await target.getByRole('button', { name: 'Edit', exact: true }).click();
-  await page.waitForTimeout(500);
+  await target.getByRole('textbox', { name: 'Edit message' }).waitFor();
   await shot(page, 'plugins-edit-message');
   await target.getByRole('textbox', { name: 'Edit message' }).fill('HELLO AGAIN!');
   await target.getByRole('button', { name: 'Save' }).click();
@@ -459,7 +462,9 @@ test('advanced rendering off: actions ask to turn it on and do not run, no fragm
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await openChat(page);
-  await page.waitForTimeout(1500);
+  // The composer's "+" menu is drawn from the enabled plugins whether or not advanced
+  // rendering is on: once it is there, the page has the plugins and has drawn the chat with them.
+  await page.locator('summary[aria-label="Plugin actions"]').waitFor();
   assert.equal(await page.locator('.plugin-fragment, .plugin-entry iframe').count(), 0, 'nothing of the plugins runs');
   const box = page.getByRole('textbox', { name: 'Message' });
   await page.locator('summary[aria-label="Plugin actions"]').click();
@@ -514,7 +519,7 @@ test('a language change re-resolves the plugin texts: composer action, entry and
   await openChat(page);
   const banner = () => page.frameLocator('iframe[title="Greeter · banner"]').first().locator('body').innerText();
   await until(async () => /Hello, banner!/.test(await banner().catch(() => '')), 20000, 'the English banner');
-  const plus = page.getByRole('button', { name: 'Plugin actions' }).or(page.locator('summary[aria-label="Plugin actions"]')).first();
+  const plus = page.locator('summary[aria-label="Plugin actions"]');
   const menu = page.getByRole('menu', { name: 'Plugin actions' });
   await plus.click();
   await menu.getByRole('menuitem', { name: 'Greet', exact: true }).waitFor();

@@ -20,12 +20,26 @@ export const VECTORS = readFileSync(new URL('./tavojs-escapes.tsv', import.meta.
     return { name, kind, payload: rest.join('\t') };
   });
 
-/** A vector's bubble text. @param {{name: string, kind: string, payload: string}} v @param {number} chat */
+/** What makes the app show a bubble in a frame (web/app/bubble/detect.js, SCRIPTED). */
+const SCRIPTED = /<script\b|<[a-z][^>]*\son[a-z]+\s*=|javascript:/i;
+
+/** The console line a vector's frame writes once its attack has had its go. @param {string} name */
+const ranLine = (name) => `escape vector ran: ${name}`;
+
+/**
+ * A vector's bubble text. A bubble that runs in a frame writes `ranLine` to its console once
+ * the vector has had its go — a `js` vector when its promise settled, an `html` one when its
+ * document has loaded (its inline scripts ran; the listener comes first, so a vector's
+ * unclosed tags cannot swallow it): the positive signal the test waits for before it looks
+ * for harm. A bubble without scripts gets none, so it stays sanitised HTML in the page.
+ * @param {{name: string, kind: string, payload: string}} v @param {number} chat
+ */
 function bubble(v, chat) {
   const pwn = `(function(){try{(top.__pwned=top.__pwned||[]).push('${v.name}')}catch(e){}try{tavo.set('pwned_${v.name}',1)}catch(e){}})()`;
   const body = v.payload.replaceAll('CHAT', String(chat)).replaceAll('PWN()', pwn);
-  if (v.kind === 'html') return `<p>vector ${v.name}</p>${body}`;
-  return `<p>vector ${v.name}</p><script>(async()=>{let r=null;try{r=await (async()=>{${body}})()}catch(e){r=null}if(r)${pwn}})()</script>`;
+  const ran = `console.log(${JSON.stringify(ranLine(v.name))})`;
+  if (v.kind === 'html') return `<p>vector ${v.name}</p>${SCRIPTED.test(body) ? `<script>addEventListener('load',()=>${ran})</script>` : ''}${body}`;
+  return `<p>vector ${v.name}</p><script>(async()=>{let r=null;try{r=await (async()=>{${body}})()}catch(e){r=null}if(r)${pwn};${ran}})()</script>`;
 }
 
 /** A fresh session: the token typed into the login screen, as a user would. @param {import('playwright-core').Page} page */
@@ -64,12 +78,20 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     await tavo.api('PUT', '/api/settings/rendering.javascript', { value: mode });
     const { chatId, characters } = await bubbleChat(tavo, [`Stranger ${mode}`, `Friend ${mode}`], `Escapes ${mode}`);
     const first = await addMessage(tavo, chatId, 'The first message, which no vector may delete.', characters[1]);
-    for (const v of VECTORS) await addMessage(tavo, chatId, bubble(v, chatId), characters[0]);
+    /** @type {Map<string, number>} */
+    const messageOf = new Map();
+    for (const v of VECTORS) messageOf.set(v.name, await addMessage(tavo, chatId, bubble(v, chatId), characters[0]));
     const before = await tavo.api('GET', `/api/chats/${chatId}/messages?limit=500`);
 
     const pagesBefore = new Set(browser.context.pages());
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
+    /** The vectors whose frames said they ran (their console reaches the page's). @type {Set<string>} */
+    const ran = new Set();
+    page.on('console', (m) => {
+      const hit = /^escape vector ran: (\S+)$/.exec(m.text());
+      if (hit) ran.add(hit[1]);
+    });
     let dialogs = 0;
     let downloads = 0;
     page.on('dialog', (d) => { dialogs++; d.dismiss().catch(() => {}); });
@@ -95,20 +117,51 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
       }
     })();
 
-    // Scroll through the chat so that every bubble comes near the screen (frames are lazy, and
-    // made only for a bubble that stays near the screen a moment: pause as a reader does).
+    // Bring every bubble near the screen, as a reader scrolling up through the chat would: the
+    // list holds the newest page, so keep scrolling at the top (each scroll widens the list
+    // or fetches the older page) until the start of the chat shows; then each vector's message
+    // in turn, staying on it until its frame (frames are lazy: made only for a bubble that
+    // stays near the screen) is made.
     const list = page.locator('.messages');
-    for (let round = 0; round < 2; round++) {
-      await list.evaluate((el) => { el.scrollTop = 0; });
-      await page.waitForTimeout(400);
-      const height = await list.evaluate((el) => el.scrollHeight);
-      for (let y = 0; y <= height; y += 700) {
-        await list.evaluate((el, top) => { el.scrollTop = top; }, y);
-        await page.waitForTimeout(250);
-      }
+    await until(async () => {
+      await list.evaluate((el) => { el.scrollTop = el.scrollTop > 0 ? 0 : 1; });
+      return page.getByText('Start of the chat').isVisible();
+    }, 20000, 'the start of the chat');
+    /** @type {string[]} */
+    const framed = [];
+    for (const v of VECTORS) {
+      const article = page.locator(`article.message[data-key="${messageOf.get(v.name)}"]`);
+      await article.scrollIntoViewIfNeeded();
+      if (!(await article.locator('.bubble-script').count())) continue;
+      framed.push(v.name);
+      await until(async () => {
+        await article.scrollIntoViewIfNeeded();
+        return (await article.locator('.bubble-script[data-frame-state="waiting"]').count()) === 0;
+      }, 15000, `the frame of ${v.name}`);
     }
+    if (mode === 'auto') assert.ok(framed.length > 20, `${framed.length} vectors in frames`);
+    else assert.deepEqual(framed, [], 'scripts off: no vector in a frame');
+    // Every framed vector has had its go: it said so, its frame was stopped (it navigated
+    // away, flooded the bridge), or its frame left the card's document (a vector that navigates
+    // its own frame lands on the browser's error page: the app refuses to be framed — and
+    // its "ran" line may be lost with the document it was written in). Only then is the
+    // absence of harm worth looking for.
+    const hadItsGo = async (/** @type {string} */ name) => {
+      if (ran.has(name)) return true;
+      const slot = page.locator(`article.message[data-key="${messageOf.get(name)}"] .bubble-script`);
+      if ((await slot.getAttribute('data-frame-state')) === 'stopped') return true;
+      const frame = await (await slot.locator('iframe.bubble-frame').elementHandle({ timeout: 1000 }).catch(() => null))?.contentFrame();
+      const url = frame ? frame.url() : '';
+      return url !== '' && url !== 'about:blank' && !url.endsWith('/app/bubble/frame.html');
+    };
+    /** @type {string[]} */
+    let pending = [];
+    await until(async () => {
+      pending = [];
+      for (const name of framed) if (!(await hadItsGo(name))) pending.push(name);
+      return pending.length === 0;
+    }, 30000, 'every framed vector to have its go').catch((e) => { throw new Error(`${e.message}: still running ${pending.join(', ')}`); });
     await list.evaluate((el) => { el.scrollTop = el.scrollHeight; });
-    await page.waitForTimeout(2500);
     await shot(page, `tavojs-escapes-${mode}`);
 
     // The page is where it was, as it was.
@@ -138,11 +191,12 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
 
     // What scripts asked is answered (each frame asks one question at a time, three at most).
     await until(async () => (await page.locator('dialog[open]').count()) === 0, 15000, 'the questions answered');
-    await page.waitForTimeout(300);
-    // Nothing covers the app: the composer and the navigation are what the pointer hits.
+    // Nothing covers the app: the composer and the navigation are what the pointer hits (once
+    // the last answered question has left the screen).
     const box = /** @type {{x: number, y: number, width: number, height: number}} */ (await page.getByRole('textbox', { name: 'Message' }).boundingBox());
-    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('textarea, iframe, .bubble-html-box')?.tagName || 'none', [box.x + box.width / 2, box.y + box.height / 2]);
-    assert.equal(hit, 'TEXTAREA', 'the composer is not covered');
+    const composerHit = () => page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('textarea, iframe, .bubble-html-box, dialog')?.tagName || 'none', [box.x + box.width / 2, box.y + box.height / 2]);
+    await until(async () => (await composerHit()) !== 'DIALOG', 15000, 'the questions gone from the screen');
+    assert.equal(await composerHit(), 'TEXTAREA', 'the composer is not covered');
     const nav = /** @type {{x: number, y: number, width: number, height: number}} */ (await page.getByRole('link', { name: 'Settings' }).boundingBox());
     const navHit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest('a')?.textContent || 'none', [nav.x + nav.width / 2, nav.y + nav.height / 2]);
     assert.equal(navHit, 'Settings', 'the navigation is not covered');
@@ -182,12 +236,14 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
 test('a frame that loops forever leaves the app responsive and is stopped from the UI', async () => {
   await tavo.api('PUT', '/api/settings/rendering.javascript', { value: 'auto' });
   const { chatId, characters } = await bubbleChat(tavo, ['Looper'], 'Loop');
-  await addMessage(tavo, chatId, '<p>looping</p><script>setTimeout(() => { for (;;) {} }, 200)</script>', characters[0]);
+  // The bubble tells the store it is about to loop (the bridge's message leaves before the
+  // loop starts), then never yields again.
+  await addMessage(tavo, chatId, '<p>looping</p><script>setTimeout(() => { tavo.set("looping", "now"); for (;;) {} }, 200)</script>', characters[0]);
   const page = await browser.context.newPage();
   await login(page);
   await page.goto(`${tavo.url}/chats/${chatId}`);
   await page.locator('iframe.bubble-frame').waitFor();
-  await page.waitForTimeout(800);
+  await until(async () => (await vars(tavo, chatId)).chat.looping === 'now', 15000, 'the bubble looping');
   const t0 = Date.now();
   await page.getByRole('textbox', { name: 'Message' }).fill('typing while a bubble loops');
   assert.equal(await page.getByRole('textbox', { name: 'Message' }).inputValue(), 'typing while a bubble loops');

@@ -47,7 +47,11 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
   const g = new Image(); g.src = R.logo; document.body.appendChild(g); await loaded(g); R.logoWidth = g.naturalWidth;
   // The seed's own example: the save's relative path written into the page.
   document.getElementById('c').innerHTML = '<img id="rel" src="' + R.path + '">';
-  const rel = document.getElementById('rel'); await new Promise((r) => setTimeout(r, 50)); await loaded(rel);
+  // The runtime points the new img at its signed URL (a mutation observer): wait for that, or
+  // give up after 5 s and let relSigned say so.
+  const rel = document.getElementById('rel');
+  for (const end = Date.now() + 5000; !rel.getAttribute('src').includes('/api/signed/') && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
+  await loaded(rel);
   R.relWidth = rel.naturalWidth;
   R.relSigned = rel.getAttribute('src').includes('/api/signed/');
   const s = document.getElementById('static'); await loaded(s); R.staticWidth = s.naturalWidth;

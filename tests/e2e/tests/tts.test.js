@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors, until } from '../lib/harness.js';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let chatMock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -74,6 +74,7 @@ test('Speak asks the server for audio and the player gets the tts event', async 
   await page.goto(`${tavo.url}/chats/${chatId}`);
   const greeting = page.getByRole('article', { name: 'Mira' }).first();
   await greeting.waitFor();
+  const audioFetched = page.waitForRequest((r) => new URL(r.url()).pathname.startsWith('/api/tts/audio/'));
   await greeting.getByRole('button', { name: 'Speak' }).click();
   const player = page.locator('.tts-player');
   await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
@@ -85,19 +86,21 @@ test('Speak asks the server for audio and the player gets the tts event', async 
   assert.equal(seen[0].body.voice, 'nova');
   assert.equal(seen[0].body.input, 'smiles Welcome back.');
   assert.equal(seen[0].auth, 'Bearer sk-voice-secret-0123456789');
-  // The player plays what the server serves.
-  const audioSrc = await page.locator('.tts-player audio').evaluate((a) => /** @type {HTMLAudioElement} */ (a).currentSrc || a.getAttribute('src') || '');
-  assert.ok(audioSrc === '' || audioSrc.endsWith(url || '-'), audioSrc);
+  // The player plays what the server serves: its audio element fetched that address.
+  assert.equal(new URL((await audioFetched).url()).pathname, url);
   const served = await page.evaluate(async (u) => { const r = await fetch(u); return [r.status, r.headers.get('content-type')]; }, url);
   assert.deepEqual(served, [200, 'audio/wav']);
   // A stop from anywhere (here the API, as tavo.tts.stop() does) reaches the player.
   await page.evaluate(() => { const a = document.querySelector('.tts-player audio'); if (a) a.setAttribute('data-before-stop', '1'); });
   await tavo.api('POST', `/api/chats/${chatId}/tts/stop`, {});
   await page.waitForFunction(() => document.querySelector('.tts-player')?.getAttribute('data-playing') === 'false');
-  // Speaking again is served from the TTS cache: no second provider request.
+  // Speaking again is served from the TTS cache: no second provider request. The server's
+  // answer to the page's play says where the audio came from.
+  const played = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === `/api/chats/${chatId}/tts/play`);
   await greeting.getByRole('button', { name: 'Speak' }).click();
-  await page.waitForFunction(() => document.querySelector('.tts-player')?.getAttribute('data-playing') === 'true' || document.querySelector('.tts-player')?.getAttribute('data-last-url'));
-  await new Promise((r) => setTimeout(r, 300));
+  const again = await (await played).json();
+  assert.equal(again.audio?.cached, true, JSON.stringify(again));
+  assert.equal(again.audio?.url, url);
   assert.equal(seen.length, 1, 'cached');
   await shot(page, 'tts-speak');
   assert.ok(!(await page.content()).includes('sk-voice-secret-0123456789'));
@@ -141,7 +144,7 @@ test('with auto-play on, a finished reply is spoken with the playback rules', as
   await page.getByRole('button', { name: 'Send' }).click();
   await page.getByRole('article', { name: 'Mira' }).last().getByText(/The lamp is lit/).waitFor({ timeout: 15000 });
   // The player asked for the reply's message; the server spoke only the quote.
-  for (let i = 0; i < 100 && seen.length === before; i++) await new Promise((r) => setTimeout(r, 100));
+  await until(async () => seen.length > before, 10000, 'the reply spoken');
   assert.equal(seen.length, before + 1, JSON.stringify(seen.slice(before)));
   assert.equal(seen[before].body.input, 'The lamp is lit.');
   await page.waitForFunction(() => (document.querySelector('.tts-player')?.getAttribute('data-last-url') || '').startsWith('/api/tts/audio/'));
@@ -183,6 +186,9 @@ test('with background playback off, speech pauses while the page is hidden and g
   const hidden = await state();
   assert.equal(hidden.paused, true, JSON.stringify(hidden));
   assert.equal(hidden.playing, 'true', 'still the chat\'s speech, only paused');
+  // Kept sleep: "no time passes" has no event to wait for, only a span to watch. The positive
+  // signal comes first (the audio is paused, above); then 300 ms in which playing audio would
+  // have moved on by 0.3 s.
   await new Promise((r) => setTimeout(r, 300));
   assert.ok(Math.abs((await state()).time - hidden.time) < 0.05, 'no time passes while hidden');
   await setHidden(false);

@@ -99,7 +99,9 @@ test('unsaved edits survive a reload of the tab, and are not on the server', asy
   await page.goto(`${tavo.url}/characters/${id}/edit`);
   const editor = page.getByRole('region', { name: 'Edit Mira' });
   await editor.getByRole('textbox', { name: 'Scenario' }).fill('Half-written scene');
-  await page.waitForTimeout(500);
+  // Drafts are written to sessionStorage a moment after the last keystroke: reload once it is.
+  await page.waitForFunction((text) => Object.keys(sessionStorage)
+    .some((k) => k.startsWith('tavo.draft.character.') && (sessionStorage.getItem(k) || '').includes(text)), 'Half-written scene');
   await page.reload();
   await editor.getByRole('status').getByText('restored after reload').waitFor();
   assert.equal(await editor.getByRole('textbox', { name: 'Scenario' }).inputValue(), 'Half-written scene');

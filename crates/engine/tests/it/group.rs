@@ -484,7 +484,14 @@ async fn continuing_in_a_group_keeps_the_message_speaker() {
     let handle = ok(engine.start(ReplyRequest::new(chat, tavo_engine::ReplyKind::Continue)));
     let events = drive(&handle, &Answers::default()).await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
-    assert!(speaker_events(&events).is_empty() || speaker_events(&events)[0].0 == Some(ids[1].0));
+    assert_eq!(
+        speaker_events(&events)
+            .iter()
+            .map(|e| e.0)
+            .collect::<Vec<_>>(),
+        [Some(ids[1].0)],
+        "one turn, announced: the message's speaker goes on"
+    );
     assert_eq!(
         speakers(&lab, chat),
         [

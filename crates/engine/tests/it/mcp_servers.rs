@@ -210,7 +210,8 @@ async fn outside_tools_ask_first_and_their_results_keep_the_budgets() {
             &allowing,
         )
         .await;
-    assert!(done.completed.truncated || done.completed.envelope["ok"] == false);
+    assert!(done.completed.truncated, "{}", done.completed.envelope);
+    assert_eq!(done.completed.envelope["ok"], true);
     assert!(done.completed.envelope.to_string().len() <= tavo_tools::RESULT_LIMIT + 1024);
     // A bad argument is refused before the server sees it.
     let done = dispatcher

@@ -121,7 +121,11 @@ async fn file_names_cannot_escape_their_folder() {
             let r = bare_client().get(s.url(&path)).send().await.expect("send");
             let status = r.status().as_u16();
             let body = r.text().await.expect("body");
-            assert!(status == 400 || status == 404, "{path}: {status}");
+            // A name reaches the file route and breaks its name rules: 400 (routes/media.rs).
+            // `..` never does: the URL standard drops that segment before the request leaves,
+            // so the path names no file and no route: 404.
+            let expected = if name == ".." { 404 } else { 400 };
+            assert_eq!(status, expected, "{path}: {status}");
             assert!(
                 !body.contains("secret") || body.contains("secret.txt"),
                 "{path} leaked: {body}"

@@ -359,9 +359,8 @@ async fn a_preset_with_only_its_own_entry_still_sends_the_chat_history() {
         "{all:?}"
     );
     assert!(
-        all.iter()
-            .any(|m| m.contains("文风控制") || m.contains("精致优雅")),
-        "{all:?}"
+        all.iter().any(|m| m.contains("采用精致优雅的叙事风格。")),
+        "the preset's own entry is sent: {all:?}"
     );
 }
 
