@@ -21,6 +21,7 @@ mod ops;
 mod pages;
 mod plugins;
 mod replies;
+mod reply_kinds;
 mod security;
 mod signed_files;
 mod st_import;

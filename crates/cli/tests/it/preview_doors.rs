@@ -6,11 +6,9 @@
 //! `tavo prompt` built its engine without the outside servers and showed fewer tools than the
 //! reply sent.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Http, ok, tavo};
+use crate::support::{Http, ok, tavo};
 use serde_json::{Value, json};
 use tavo_testkit::{MockProvider, Script, Turn, Wire};
 
@@ -32,7 +30,7 @@ fn fixture() -> String {
 /// A character, a chat with a user message waiting for its answer, a default connection to
 /// `mock`, tools on with every tool in the first request, and the fixture MCP server `fx`.
 fn library(data: &Path, mock: &MockProvider) {
-    let r = common::tool(
+    let r = crate::support::tool(
         data,
         "tavo_character_import",
         &json!({"card": {"spec": "chara_card_v2", "spec_version": "2.0",

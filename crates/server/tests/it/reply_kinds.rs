@@ -3,9 +3,7 @@
 //! for anything but normal and regenerate) is refused with its path before anything starts,
 //! where the engine used to ignore the message and refuse the speaker only at run time.
 
-mod common;
-
-use common::{TestServer, client, json_of, make_chat};
+use crate::support::{TestServer, client, json_of, make_chat};
 use serde_json::json;
 
 #[tokio::test]

@@ -4,13 +4,11 @@
 //! at each of them, and a send with nothing in it is refused with the same code and message.
 //! Before, `tavo chat` and `tavo_input_send` sent `/imagine …` to the model as text.
 
-mod common;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{Http, cli_error, messages, ok, setup, tavo};
+use crate::support::{Http, cli_error, messages, ok, setup, tavo};
 use serde_json::{Value, json};
 use tavo_testkit::image::MockImage;
 
@@ -187,7 +185,7 @@ fn an_empty_send_is_refused_the_same_way_at_every_door() {
     assert_eq!(status, 400, "{answer}");
     let refusal = &answer["error"];
     assert_eq!(refusal["code"], "invalid_arguments", "{answer}");
-    assert_eq!(said, common::as_cli(refusal), "the CLI and HTTP");
+    assert_eq!(said, crate::support::as_cli(refusal), "the CLI and HTTP");
     let sent = mcp_call(
         &server,
         "tavo_input_send",
