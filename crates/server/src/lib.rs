@@ -129,7 +129,8 @@ impl Server {
                 e => ServeError::Engine(e.to_string()),
             })?;
         let registry = engine.registry();
-        // The tokenizer loads in the background (≈ 0.3 s of CPU, once), off every reply's path.
+        // The tokenizer's pattern compiles in the background (a few ms of CPU, once), off every
+        // reply's path; its tables are in the executable.
         engine.warm_tokenizers();
         // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
         let recovered = tokio::task::spawn_blocking({
@@ -147,6 +148,10 @@ impl Server {
         }
         let hub = Hub::new(config.limits.sse_buffer);
         let trimmer = memory::Trimmer::default();
+        // Start-up frees what it only needed once (migrations, the recovery, the tokenizer
+        // pattern's compilation): ≈ 3.3 MB of heap that glibc would otherwise keep while the
+        // server sits idle (issue 29: idle RSS 35.0 → 31.6 MB when trimmed by hand).
+        trimmer.schedule();
         let state = AppState {
             mcp_servers: servers,
             pages,
