@@ -22,7 +22,9 @@ use crate::context::store_error;
 
 mod st;
 use crate::error::{ErrorCode, ToolError};
-pub use st::{file_stem, group_chat_file_names};
+pub use st::{
+    ChatFilesAt, GivenFile, GroupChatFiles, file_stem, group_chat_file_names, pair_group_chats,
+};
 
 /// What one imported file created.
 #[derive(Debug, Clone, PartialEq)]

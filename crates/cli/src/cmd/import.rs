@@ -22,7 +22,9 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 use tavo_model::AssetKind;
 use tavo_store::Store;
-use tavo_tools::library::{ImportedFile, import_file_all};
+use tavo_tools::library::{
+    ChatFilesAt, GivenFile, ImportedFile, import_file_all, pair_group_chats,
+};
 
 use crate::context::Context;
 use crate::library::open_store;
@@ -73,21 +75,35 @@ pub fn run(args: ImportArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         Some(bar) => bar.suspend(|| eprintln!("{line}")),
         None => eprintln!("{line}"),
     };
-    let (groups, claimed) = group_chat_files(&files);
+    // The group definitions' chat files, paired as every door pairs them (`tavo_tools::
+    // library::pair_group_chats`); on disk they may also sit in `group chats/` beside `groups/`.
+    let given: Vec<GivenFile> = files
+        .iter()
+        .map(|f| GivenFile {
+            name: f.display().to_string(),
+            path: f.clone(),
+            size: std::fs::metadata(f).map_or(u64::MAX, |m| m.len()),
+        })
+        .collect();
+    let paired = pair_group_chats(&given, ChatFilesAt::GivenOrBeside);
     let (mut imported, mut failed, mut warned) = (0usize, 0usize, 0usize);
     let mut by_kind: std::collections::BTreeMap<&'static str, usize> = Default::default();
-    for file in &files {
+    for (index, file) in files.iter().enumerate() {
         if let Some(bar) = &progress {
             bar.set_message(file.display().to_string());
         }
         let shown = file.display().to_string();
-        if claimed.contains(file) {
+        if paired.claimed.contains(&index) {
             if let Some(bar) = &progress {
                 bar.inc(1);
             }
             continue;
         }
-        let companions = groups.get(file).map(Vec::as_slice).unwrap_or_default();
+        let companions = paired
+            .chats
+            .get(&index)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let results = match import_file(&store, file, &shown, args.kind, companions) {
             Ok(results) => results,
             Err(err) => {
@@ -172,74 +188,17 @@ fn import_file(
     file: &Path,
     shown: &str,
     kind: Option<AssetKind>,
-    companions: &[PathBuf],
+    companions: &[(String, PathBuf)],
 ) -> anyhow::Result<Vec<ImportedFile>> {
     let bytes =
         std::fs::read(file).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
     let mut chats = Vec::new();
-    for c in companions {
-        let shown = c.display().to_string();
+    for (shown, c) in companions {
         let b =
             std::fs::read(c).map_err(|e| anyhow::anyhow!("{shown}: cannot read the file: {e}"))?;
-        chats.push((shown, b));
+        chats.push((shown.clone(), b));
     }
     Ok(import_file_all(store, &bytes, shown, kind, &chats)?)
-}
-
-/// Group definitions are small; larger `.json` files are not looked into.
-const GROUP_PEEK_LIMIT: u64 = 1024 * 1024;
-
-/// For each SillyTavern group definition among `files`: its chat files (given, else found in
-/// `group chats/` beside its `groups` folder); and every chat file so claimed.
-fn group_chat_files(
-    files: &[PathBuf],
-) -> (
-    std::collections::HashMap<PathBuf, Vec<PathBuf>>,
-    std::collections::HashSet<PathBuf>,
-) {
-    let mut groups = std::collections::HashMap::new();
-    let mut claimed = std::collections::HashSet::new();
-    for file in files {
-        let is_json = file
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let small = std::fs::metadata(file).is_ok_and(|m| m.len() <= GROUP_PEEK_LIMIT);
-        if !is_json || !small {
-            continue;
-        }
-        let Some(names) = std::fs::read(file)
-            .ok()
-            .and_then(|b| tavo_tools::library::group_chat_file_names(&b))
-        else {
-            continue;
-        };
-        let beside = file
-            .parent()
-            .and_then(Path::parent)
-            .map(|d| d.join("group chats"));
-        let mut found = Vec::new();
-        for name in names {
-            let given = files.iter().find(|f| {
-                f.extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
-                    && f.file_stem()
-                        .is_some_and(|s| s.to_string_lossy() == name.as_str())
-            });
-            let path = given.cloned().or_else(|| {
-                beside
-                    .as_ref()
-                    .map(|d| d.join(format!("{name}.jsonl")))
-                    .filter(|p| p.is_file())
-            });
-            if let Some(p) = path {
-                claimed.insert(p.clone());
-                found.push(p);
-            }
-        }
-        groups.insert(file.clone(), found);
-    }
-    (groups, claimed)
 }
 
 /// The files to import, in a stable order: each PATH as given; a folder's importable files

@@ -8,7 +8,9 @@ use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tavo_model::AssetKind;
-use tavo_tools::library::{export_asset, export_format_for, import_file_all};
+use tavo_tools::library::{
+    ChatFilesAt, GivenFile, export_asset, export_format_for, import_file_all, pair_group_chats,
+};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::library::{failed_json, imported_json};
@@ -70,17 +72,38 @@ pub async fn import(
     let (mut imported, mut failed) = (0, 0);
     // Parsing a large file frees a lot at once: hand it back once the import is done.
     let _trim = TrimOnDrop(&state.trimmer);
-    let (groups, claimed) = group_parts(&parts);
+    // The group definitions' chat files, paired as every door pairs them; an upload's names
+    // are no places on a disk, so only the parts are looked among.
+    let given: Vec<(usize, GivenFile)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Part::File(f) => Some((
+                i,
+                GivenFile {
+                    name: f.name.clone(),
+                    path: f.path.clone(),
+                    size: f.size,
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    let files: Vec<GivenFile> = given.iter().map(|(_, f)| f.clone()).collect();
+    let paired = pair_group_chats(&files, ChatFilesAt::Given);
+    let part_of = |file: &usize| given[*file].0;
+    let claimed: std::collections::HashSet<usize> = paired.claimed.iter().map(part_of).collect();
+    let mut groups: std::collections::HashMap<usize, Vec<(String, std::path::PathBuf)>> = paired
+        .chats
+        .into_iter()
+        .map(|(file, chats)| (part_of(&file), chats))
+        .collect();
     for (index, part) in parts.into_iter().enumerate() {
         if claimed.contains(&index) {
             imported += 1;
             continue;
         }
-        let companions: Vec<(String, std::path::PathBuf)> = groups
-            .iter()
-            .find(|(g, _)| *g == index)
-            .map(|(_, c)| c.clone())
-            .unwrap_or_default();
+        let companions = groups.remove(&index).unwrap_or_default();
         match part {
             Part::Field { .. } => {}
             Part::TooLarge { name, limit } => {
@@ -142,48 +165,6 @@ pub async fn import(
         imported,
         failed,
     }))
-}
-
-/// Group definitions are small; larger parts are not looked into.
-const GROUP_PEEK_LIMIT: u64 = 1024 * 1024;
-
-/// The SillyTavern group definitions among the parts, each with the parts (name, spool path)
-/// named after its chats; and the indices of the parts so taken.
-#[allow(clippy::type_complexity)]
-fn group_parts(
-    parts: &[Part],
-) -> (
-    Vec<(usize, Vec<(String, std::path::PathBuf)>)>,
-    std::collections::HashSet<usize>,
-) {
-    let mut groups = Vec::new();
-    let mut claimed = std::collections::HashSet::new();
-    for (i, part) in parts.iter().enumerate() {
-        let Part::File(f) = part else { continue };
-        if f.size > GROUP_PEEK_LIMIT || !f.name.to_ascii_lowercase().ends_with(".json") {
-            continue;
-        }
-        let Some(names) = std::fs::read(&f.path)
-            .ok()
-            .and_then(|b| tavo_tools::library::group_chat_file_names(&b))
-        else {
-            continue;
-        };
-        let mut found = Vec::new();
-        for name in names {
-            let hit = parts.iter().enumerate().find(|(j, p)| {
-                matches!(p, Part::File(c) if *j != i
-                    && c.name.to_ascii_lowercase().ends_with(".jsonl")
-                    && tavo_tools::library::file_stem(&c.name) == name)
-            });
-            if let Some((j, Part::File(c))) = hit {
-                claimed.insert(j);
-                found.push((c.name.clone(), c.path.clone()));
-            }
-        }
-        groups.push((i, found));
-    }
-    (groups, claimed)
 }
 
 /// Export options.
