@@ -496,7 +496,7 @@ fn doors_build_the_engine_with_the_builder() {
     let mut found = Vec::new();
     for door in ["cli", "server"] {
         let mut files = Vec::new();
-        rust_files(&crates.join(door).join("src"), &mut files);
+        scan::rust_files(&crates.join(door).join("src"), &mut files);
         for path in files {
             let text = std::fs::read_to_string(&path).expect("read a door source file");
             for (i, line) in text.lines().enumerate() {
