@@ -27,7 +27,7 @@ use anyhow::{Context as _, anyhow};
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 use tavo_engine::Engine;
-use tavo_engine::speech::{SpeechError, VoiceBinding, VoiceTarget};
+use tavo_engine::speech::{SayRequest, SayVoice, SpeechError, VoiceBinding, VoiceTarget};
 use tavo_llm::media::speech::{VoiceConnection, VoicePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
 
@@ -294,24 +294,19 @@ async fn run_in(engine: &Engine, command: TtsCommand) -> anyhow::Result<ExitCode
             let target = character
                 .map(VoiceTarget::Character)
                 .or(persona.map(VoiceTarget::Persona));
-            let spoken = match target {
-                Some(t) => speech.say_as(t, text, rules).await,
-                None => match speech.connection(connection).await {
-                    Ok(conn) => {
-                        let text = if rules {
-                            match speech.spoken_text(text).await {
-                                Ok(t) => t,
-                                Err(e) => return Ok(fail(&e)),
-                            }
-                        } else {
-                            text
-                        };
-                        speech.synthesize(conn, voice, text).await
-                    }
-                    Err(e) => Err(e),
+            let voice = match target {
+                Some(t) => SayVoice::Bound(t),
+                None => SayVoice::Connection {
+                    name: connection,
+                    voice,
                 },
             };
-            let spoken = match spoken {
+            let request = SayRequest {
+                text,
+                voice,
+                apply_playback_rules: rules,
+            };
+            let spoken = match speech.say(request).await {
                 Ok(s) => s,
                 Err(e) => return Ok(fail(&e)),
             };

@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod config;
+mod say;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -33,6 +34,7 @@ use tavo_tools::operation::BoxFuture;
 use tavo_tools::{ErrorCode, ToolError};
 
 pub use config::{VoiceBinding, VoiceBindings, VoiceSettings, VoiceTarget};
+pub use say::{SayRequest, SayVoice};
 
 /// Why speech did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -292,28 +294,6 @@ impl Speech {
             Ok((conn, b.voice.clone()))
         })
         .await
-    }
-
-    /// Synthesizes `text` in `target`'s bound voice (`tavo tts say --character`).
-    pub async fn say_as(
-        &self,
-        target: VoiceTarget,
-        text: String,
-        apply_playback_rules: bool,
-    ) -> Result<Spoken, SpeechError> {
-        let (conn, voice) = self.resolve(target).await?;
-        let text = if apply_playback_rules {
-            self.spoken_text(text).await?
-        } else {
-            text
-        };
-        if text.trim().is_empty() {
-            return Err(SpeechError::Invalid {
-                path: "text".into(),
-                problem: "nothing is left to speak after the playback rules".into(),
-            });
-        }
-        self.synthesize(conn, Some(voice), text).await
     }
 
     /// `text` through the saved playback rules.

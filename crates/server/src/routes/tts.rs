@@ -16,7 +16,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tavo_engine::speech::config::{self, VoiceBinding, VoiceTarget};
-use tavo_engine::speech::{PlayRequest, SpeechError, SpeechSink};
+use tavo_engine::speech::{PlayRequest, SayRequest, SayVoice, SpeechError, SpeechSink};
 use tavo_llm::media::speech::{VoiceConnection, VoicePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform};
 use tavo_tools::ErrorCode;
@@ -164,33 +164,25 @@ pub struct SayBody {
               (status = 404, description = "No such connection, target or binding", body = ErrorBody),
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn say(State(state): State<AppState>, Json(b): Json<SayBody>) -> ApiResult<Json<Value>> {
-    if b.text.trim().is_empty() {
-        return Err(
-            ApiError::bad_request("text: must not be empty").with_details(json!({"path": "text"}))
-        );
-    }
-    let speech = state.replies.engine().speech().clone();
-    let spoken = match &b.voice {
-        Some(v) => {
-            let target = target_of(v)?;
-            speech.say_as(target, b.text, b.apply_playback_rules).await
-        }
-        None => {
-            let name = b.connection.clone();
-            let conn = state
-                .blocking_api(move |s| {
-                    config::pick_connection(s, name.as_deref()).map_err(speech_error)
-                })
-                .await?;
-            let text = if b.apply_playback_rules {
-                speech.spoken_text(b.text).await.map_err(speech_error)?
-            } else {
-                b.text
-            };
-            speech.synthesize(conn, b.voice_id, text).await
-        }
-    }
-    .map_err(speech_error)?;
+    let voice = match &b.voice {
+        Some(v) => SayVoice::Bound(target_of(v)?),
+        None => SayVoice::Connection {
+            name: b.connection,
+            voice: b.voice_id,
+        },
+    };
+    let request = SayRequest {
+        text: b.text,
+        voice,
+        apply_playback_rules: b.apply_playback_rules,
+    };
+    let spoken = state
+        .replies
+        .engine()
+        .speech()
+        .say(request)
+        .await
+        .map_err(speech_error)?;
     Ok(Json(serde_json::to_value(spoken).unwrap_or(Value::Null)))
 }
 
