@@ -25,3 +25,4 @@ mod send_doors;
 mod st_import_cli;
 mod tool_cli;
 mod tts_cli;
+mod tts_doors;

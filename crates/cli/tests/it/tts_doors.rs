@@ -2,9 +2,7 @@
 //! same texts the same way: an empty text is refused at `text` before any voice is looked
 //! for. (Before, HTTP checked the text itself and the CLI went on to look for a connection.)
 
-mod common;
-
-use common::{Http, tavo};
+use crate::support::{Http, tavo};
 use serde_json::json;
 
 #[test]
