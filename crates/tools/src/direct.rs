@@ -150,7 +150,7 @@ impl Dispatcher {
     }
 
     /// The tool settings, or the refusal of a call that cannot know its limits.
-    async fn tool_settings(&self, tool: &str) -> Result<ToolSettings, ToolError> {
+    pub(crate) async fn tool_settings(&self, tool: &str) -> Result<ToolSettings, ToolError> {
         let tool = tool.to_owned();
         self.gate()
             .run(self.store(), "reading the tool settings", move |store| {

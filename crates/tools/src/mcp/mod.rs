@@ -32,7 +32,6 @@ use tavo_store::Store;
 use crate::direct::{DirectTarget, Origin};
 use crate::dispatch::{CallScope, Dispatcher, DoorTool, ToolCall, UnattendedDoor};
 use crate::error::{ErrorCode, ToolError};
-use crate::exposure::ToolSettings;
 use crate::operation::{BoxFuture, Safety};
 use crate::validate::ArgValidator;
 
@@ -98,14 +97,7 @@ impl McpContext {
         chat: Option<i64>,
         arguments: Value,
     ) -> Result<Value, ToolError> {
-        let settings = {
-            let store = self.store().clone();
-            self.blocking("reading the tool settings", move |_| {
-                ToolSettings::load(&store)
-                    .map_err(|e| crate::context::store_error("reading the tool settings", e))
-            })
-            .await?
-        };
+        let settings = self.dispatcher.tool_settings(tool).await?;
         let mut scope = CallScope::direct(chat, &settings);
         let done = self
             .dispatcher
