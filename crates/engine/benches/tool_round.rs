@@ -69,7 +69,7 @@ fn bench(c: &mut Criterion) {
                 registry.clone(),
                 Arc::new(Services::default()),
                 store.clone(),
-                1,
+                tavo_model::ChatId(1),
                 "rpl_bench",
                 limits,
                 exposed,

@@ -131,7 +131,7 @@ async fn run(
     println!("model {model}, {history} history messages, warm start: {warm}");
     for i in 0..REPLIES {
         let start = Instant::now();
-        let handle = engine.start(ReplyRequest::normal(chat.0, "hello?"))?;
+        let handle = engine.start(ReplyRequest::normal(chat, "hello?"))?;
         handle.wait().await;
         let at = arrived
             .lock()

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use tavo_model::MessageId;
 
 use tokio::sync::{oneshot, watch};
 
@@ -84,7 +85,7 @@ impl Control {
 
     /// Changes the status and queues its record for the store (never waits for the store:
     /// this runs on the executor, between events).
-    pub(crate) fn set_status(&self, status: ReplyStatus, message_id: Option<i64>) {
+    pub(crate) fn set_status(&self, status: ReplyStatus, message_id: Option<MessageId>) {
         self.status.send_replace(status);
         if let Some((writer, record)) = self.updated_record(status, message_id) {
             writer.submit(Write::Record(record));
@@ -95,7 +96,11 @@ impl Control {
     /// the final status): whoever sees the reply wait or end also finds that in the store.
     /// A final status also gives the chat's claim back, once the record that says so is
     /// written (before, another engine of this process could take the reply for a dead one).
-    pub(crate) async fn set_status_durably(&self, status: ReplyStatus, message_id: Option<i64>) {
+    pub(crate) async fn set_status_durably(
+        &self,
+        status: ReplyStatus,
+        message_id: Option<MessageId>,
+    ) {
         if let Some((writer, record)) = self.updated_record(status, message_id) {
             let id = record.id.clone();
             if let Err(e) = writer.write(Write::Record(record)).await {
@@ -111,7 +116,7 @@ impl Control {
     fn updated_record(
         &self,
         status: ReplyStatus,
-        message_id: Option<i64>,
+        message_id: Option<MessageId>,
     ) -> Option<(Arc<Persister>, ReplyRecord)> {
         let r = self.recorder.as_ref()?;
         let mut record = r.record.lock().unwrap_or_else(|p| p.into_inner());
@@ -173,7 +178,7 @@ impl Control {
     pub(crate) async fn wait_for(
         &self,
         interaction: Interaction,
-        message_id: Option<i64>,
+        message_id: Option<MessageId>,
     ) -> Result<Response, Cancelled> {
         let id = self.next_pending.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();

@@ -52,13 +52,13 @@ pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 pub enum DescribeError {
     /// No such message.
     #[error("message {0} does not exist")]
-    NotFound(i64),
+    NotFound(MessageId),
     /// The message carries no image this engine can read.
     #[error("message {0} has no image to describe ({1})")]
-    NoImage(i64, String),
+    NoImage(MessageId, String),
     /// The image is too large to send.
     #[error("the image of message {0} is {1} bytes; at most {MAX_IMAGE_BYTES} are sent")]
-    TooLarge(i64, usize),
+    TooLarge(MessageId, usize),
     /// The injection prompt lost its placeholder.
     #[error("the image injection prompt (imageSending.injectPrompt) must keep {{{{description}}}}")]
     Template,
@@ -99,7 +99,7 @@ impl DescribeError {
 #[serde(rename_all = "camelCase")]
 pub struct ImageDescription {
     /// The message whose image was described.
-    pub message_id: i64,
+    pub message_id: MessageId,
     /// What the model saw.
     pub text: String,
     /// The text later prompts carry after the message's own (the injection prompt filled in).
@@ -142,7 +142,7 @@ pub fn render_injection(template: &str, description: &str) -> Result<String, Des
 /// the field (`image`).
 pub fn check_attachment(
     store: &Store,
-    chat: i64,
+    chat: ChatId,
     reference: &str,
 ) -> Result<(), tavo_tools::ToolError> {
     use tavo_tools::{ErrorCode, ToolError};
@@ -157,7 +157,8 @@ pub fn check_attachment(
         ToolError::new(ErrorCode::InvalidArguments, format!("image: {why}"))
             .with_details(json!({ "path": "image" }))
     };
-    match image_bytes(store, chat, 0, reference) {
+    // No message yet: the id only labels errors, which this match re-maps.
+    match image_bytes(store, chat, MessageId(0), reference) {
         Ok(_) => Ok(()),
         Err(DescribeError::NoImage(_, why)) if why.ends_with("does not exist") => {
             Err(ToolError::not_found("image file", reference))
@@ -167,7 +168,7 @@ pub fn check_attachment(
             "the file is {n} bytes; at most {MAX_IMAGE_BYTES} are sent"
         ))),
         Err(e) => {
-            tracing::warn!(chat, "reading an attached image failed: {e}");
+            tracing::warn!(%chat, "reading an attached image failed: {e}");
             Err(ToolError::internal("reading the image"))
         }
     }
@@ -177,8 +178,8 @@ pub fn check_attachment(
 /// a data URL, with its media type.
 fn image_source(
     store: &Store,
-    chat: i64,
-    id: i64,
+    chat: ChatId,
+    id: MessageId,
     reference: &str,
 ) -> Result<ImageSource, DescribeError> {
     let (media_type, bytes) = image_bytes(store, chat, id, reference)?;
@@ -192,8 +193,8 @@ fn image_source(
 /// them: an image of a kind the providers take, at most [`MAX_IMAGE_BYTES`].
 fn image_bytes(
     store: &Store,
-    chat: i64,
-    id: i64,
+    chat: ChatId,
+    id: MessageId,
     reference: &str,
 ) -> Result<(String, Vec<u8>), DescribeError> {
     let no = |why: &str| DescribeError::NoImage(id, why.to_owned());
@@ -210,7 +211,7 @@ fn image_bytes(
         (media_type.to_owned(), bytes)
     } else {
         let (scope, name) = if let Some(name) = reference.strip_prefix("files/chat/") {
-            (FileScope::Chat(chat), name)
+            (FileScope::Chat(chat.get()), name)
         } else if let Some(name) = reference.strip_prefix("files/global/") {
             (FileScope::Global, name)
         } else {
@@ -246,18 +247,18 @@ struct Prepared {
 
 fn prepare(
     store: &Store,
-    message: i64,
+    message: MessageId,
     connection: Option<String>,
 ) -> Result<Prepared, DescribeError> {
     let m = store
-        .message_get(MessageId(message))?
+        .message_get(message)?
         .ok_or(DescribeError::NotFound(message))?;
     let chat = store
-        .message_chat(MessageId(message))?
+        .message_chat(message)?
         .ok_or(DescribeError::NotFound(message))?;
     let reference = image_ref(&m)
         .ok_or_else(|| DescribeError::NoImage(message, "the message carries none".into()))?;
-    let source = image_source(store, chat.0, message, reference)?;
+    let source = image_source(store, chat, message, reference)?;
     let template = text_setting(store, INJECT_PROMPT_SETTING)?
         .unwrap_or_else(|| DEFAULT_INJECT_PROMPT.to_owned());
     // Checked before the request is paid for.
@@ -290,7 +291,7 @@ pub(crate) async fn describe(
     store: &Store,
     client: &tavo_llm::Client,
     gate: &tavo_tools::Gate,
-    message: i64,
+    message: MessageId,
     connection: Option<String>,
 ) -> Result<ImageDescription, DescribeError> {
     let prepared = blocking(store, gate, move |s| prepare(s, message, connection)).await?;
@@ -314,7 +315,7 @@ pub(crate) async fn describe(
     let stored = done.clone();
     blocking(store, gate, move |s| {
         s.write(|tx| {
-            let mut m = tx.message_get(MessageId(message))?.ok_or_else(|| StoreError::NotFound {
+            let mut m = tx.message_get(message)?.ok_or_else(|| StoreError::NotFound {
                 kind: "message",
                 id: message.to_string(),
             })?;
@@ -334,7 +335,7 @@ pub(crate) async fn describe(
 /// The user messages of `chat` a reply should describe first: with `imageSending.enabled`,
 /// those among the last [`RECENT_MESSAGES`] that carry an image and no description yet (at
 /// most [`MAX_PER_REPLY`], oldest first). Empty when the setting is off — one settings read.
-pub(crate) fn pending(store: &Store, chat: i64) -> Result<Vec<i64>, StoreError> {
+pub(crate) fn pending(store: &Store, chat: ChatId) -> Result<Vec<MessageId>, StoreError> {
     let on = store
         .setting_get(ENABLED_SETTING)?
         .and_then(|v| v.as_bool())
@@ -342,17 +343,16 @@ pub(crate) fn pending(store: &Store, chat: i64) -> Result<Vec<i64>, StoreError> 
     if !on {
         return Ok(Vec::new());
     }
-    let chat = ChatId(chat);
     let total = store.message_count(chat)?;
     if total == 0 {
         return Ok(Vec::new());
     }
     let start = total.saturating_sub(RECENT_MESSAGES);
     let recent = store.messages_range(chat, start, Some(total - 1))?;
-    let mut out: Vec<i64> = recent
+    let mut out: Vec<MessageId> = recent
         .iter()
         .filter(|m| m.role == Role::User && !m.hidden && image_ref(m).is_some() && !is_described(m))
-        .filter_map(|m| m.id.map(|id| id.0))
+        .filter_map(|m| m.id)
         .collect();
     if out.len() > MAX_PER_REPLY {
         out.drain(..out.len() - MAX_PER_REPLY);

@@ -69,7 +69,7 @@ pub(crate) struct Inner {
     /// The web fetcher and search client; each reply gets its own adapter (fetch cursors live
     /// only as long as their reply).
     web: Option<(Arc<WebFetcher>, Option<TavilyClient>)>,
-    live: Mutex<HashMap<i64, ReplyHandle>>,
+    live: Mutex<HashMap<ChatId, ReplyHandle>>,
     /// Chats with a memory extraction running in this process.
     pub(crate) memory_in_flight: crate::memory::InFlight,
     /// Automatic memory extractions started after replies.
@@ -79,7 +79,7 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<i64, ReplyHandle>> {
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<ChatId, ReplyHandle>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -101,7 +101,7 @@ impl Inner {
         }
     }
 
-    pub(crate) fn forget(&self, chat: i64, id: &str) {
+    pub(crate) fn forget(&self, chat: ChatId, id: &str) {
         let mut live = self.live();
         if live.get(&chat).is_some_and(|h| &*h.id == id) {
             live.remove(&chat);
@@ -294,7 +294,7 @@ impl Engine {
     /// meanwhile (see [`crate::memory`]). One extraction per chat runs at a time.
     pub async fn extract_memory(
         &self,
-        chat: i64,
+        chat: ChatId,
         connection: Option<String>,
         model: Option<String>,
     ) -> Result<crate::memory::Extraction, crate::memory::MemoryError> {
@@ -305,7 +305,7 @@ impl Engine {
     /// /api/messages/{id}/translate`); see [`crate::translate`].
     pub async fn translate_message(
         &self,
-        message: i64,
+        message: MessageId,
         language: Option<String>,
         connection: Option<String>,
     ) -> Result<crate::translate::Translation, crate::translate::TranslateError> {
@@ -324,7 +324,7 @@ impl Engine {
     /// describe`, `POST /api/messages/{id}/describe-image`); see [`crate::describe`].
     pub async fn describe_image(
         &self,
-        message: i64,
+        message: MessageId,
         connection: Option<String>,
     ) -> Result<crate::describe::ImageDescription, crate::describe::DescribeError> {
         crate::describe::describe(
@@ -364,7 +364,7 @@ impl Engine {
     }
 
     /// The live reply of a chat.
-    pub fn reply_for_chat(&self, chat: i64) -> Option<ReplyHandle> {
+    pub fn reply_for_chat(&self, chat: ChatId) -> Option<ReplyHandle> {
         self.inner.live().get(&chat).cloned()
     }
 
@@ -387,7 +387,7 @@ impl Engine {
         let inner = &self.inner;
         let store = &inner.store;
         let chat = store
-            .chat_get(ChatId(req.chat))?
+            .chat_get(req.chat)?
             .ok_or(EngineError::ChatNotFound(req.chat))?;
         if let Some(h) = self.reply_for_chat(req.chat)
             && h.status().is_live()
@@ -445,7 +445,7 @@ impl Engine {
         let handle = ReplyHandle {
             id: Arc::from(id.as_str()),
             chat: req.chat,
-            user_message: user_message.map(|m| m.0),
+            user_message,
             control: control.clone(),
         };
         inner.live().insert(req.chat, handle.clone());
@@ -478,7 +478,7 @@ impl Engine {
         _chat: &tavo_model::Chat,
     ) -> Result<(Target, Option<MessageId>, Option<tavo_model::CharacterId>), EngineError> {
         let store = &self.inner.store;
-        let chat = ChatId(req.chat);
+        let chat = req.chat;
         let last = store.messages_last(chat, 1)?.pop();
         let has_history = last.is_some();
         let last_assistant = last.filter(|m| m.role == Role::Assistant && m.id.is_some());
@@ -490,7 +490,7 @@ impl Engine {
                 ..
             } => {
                 if let Some(image) = message.image() {
-                    crate::describe::check_attachment(store, chat.0, image)?;
+                    crate::describe::check_attachment(store, chat, image)?;
                 }
                 // The one message write: the chat's receive regex rules apply.
                 let mut draft = tavo_tools::messages::MessageDraft::new(Role::User, message.text());
@@ -501,7 +501,7 @@ impl Engine {
                 }
                 let written = tavo_tools::messages::append_message(store, chat, draft)?;
                 for w in written.warnings() {
-                    tracing::warn!(chat = req.chat, "{w}");
+                    tracing::warn!(chat = %req.chat, "{w}");
                 }
                 Ok((Target::New, written.message.id, None))
             }
@@ -528,9 +528,9 @@ impl Engine {
 #[derive(Clone)]
 pub struct ReplyHandle {
     id: Arc<str>,
-    chat: i64,
+    chat: ChatId,
     /// The user's message the reply answers, when starting it stored one.
-    user_message: Option<i64>,
+    user_message: Option<MessageId>,
     control: Arc<Control>,
 }
 
@@ -550,13 +550,13 @@ impl ReplyHandle {
     }
 
     /// The chat the reply belongs to.
-    pub fn chat(&self) -> i64 {
+    pub fn chat(&self) -> ChatId {
         self.chat
     }
 
     /// The id of the user's message that starting the reply stored (a normal reply given a
     /// message), so a caller learns it without a second trip to the library.
-    pub fn user_message_id(&self) -> Option<i64> {
+    pub fn user_message_id(&self) -> Option<MessageId> {
         self.user_message
     }
 

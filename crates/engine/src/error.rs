@@ -1,6 +1,7 @@
 //! Why a reply could not start, or its library work failed.
 
 use tavo_llm::connection::ConnectionError;
+use tavo_model::ChatId;
 use tavo_prompt::loader::LoadError;
 use tavo_store::StoreError;
 
@@ -11,14 +12,14 @@ pub enum EngineError {
     /// The request names a chat the library does not have (deleted, or a wrong id). Pick one
     /// from `tavo list chats`.
     #[error("chat {0} not found (see `tavo list chats`)")]
-    ChatNotFound(i64),
+    ChatNotFound(ChatId),
     /// The chat already has a live reply in this engine (the chat's id, the reply's id). A chat
     /// has at most one reply at a time, so the user waits for it, answers what it waits for, or
     /// cancels it before starting another.
     #[error(
         "chat {0} already has a reply running ({1}); wait for it, answer it, or cancel it first"
     )]
-    Busy(i64, String),
+    Busy(ChatId, String),
     /// The chat's claim in the library belongs to a reply of a process that still runs (another
     /// `tavo`, `tavo serve`, or another engine of this process).
     #[error(
@@ -27,7 +28,7 @@ pub enum EngineError {
     )]
     BusyElsewhere {
         /// The chat.
-        chat: i64,
+        chat: ChatId,
         /// The live reply's id.
         reply: String,
         /// The process that runs it.

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use tavo_model::{CharacterId, ChatId, MessageId};
 
 use crate::interaction::Interaction;
 use crate::status::ReplyStatus;
@@ -33,16 +34,16 @@ pub enum EventKind {
     Started {
         /// The chat the reply answers in; fixed for the reply's whole life.
         #[serde(rename = "chatId")]
-        chat_id: i64,
+        chat_id: ChatId,
         /// The stored message the text goes into. Absent when the reply stores no message: an
         /// impersonation writes the input draft and a quiet reply writes nothing.
         #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
-        message_id: Option<i64>,
+        message_id: Option<MessageId>,
         /// What the reply does (normal, regenerate, swipe, continue, impersonate, quiet).
         kind: tavo_tools::GenerationKind,
         /// The character who speaks in that message (the first speaker of a group reply).
         #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
-        character_id: Option<i64>,
+        character_id: Option<CharacterId>,
     },
     /// Group chats: a member's turn starts — `characterId` (`name`) answers in its own
     /// message `messageId`; turn `turn` of `turns` (1-based). The text deltas that follow, up
@@ -50,13 +51,13 @@ pub enum EventKind {
     Speaker {
         /// The member who speaks in this turn.
         #[serde(rename = "characterId", skip_serializing_if = "Option::is_none")]
-        character_id: Option<i64>,
+        character_id: Option<CharacterId>,
         /// That member's name as the chat shows it, so a watcher can label the turn without a
         /// lookup.
         name: String,
         /// The message this turn writes; each member of a group reply answers in its own.
         #[serde(rename = "messageId", skip_serializing_if = "Option::is_none")]
-        message_id: Option<i64>,
+        message_id: Option<MessageId>,
         /// This turn's number, from 1.
         turn: u32,
         /// How many turns the reply plans in all.
@@ -194,15 +195,15 @@ mod tests {
         };
         let kinds = vec![
             EventKind::Started {
-                chat_id: 1,
+                chat_id: ChatId(1),
                 message_id: None,
                 kind: tavo_tools::GenerationKind::Normal,
                 character_id: None,
             },
             EventKind::Speaker {
-                character_id: Some(2),
+                character_id: Some(CharacterId(2)),
                 name: "Ann".into(),
-                message_id: Some(3),
+                message_id: Some(MessageId(3)),
                 turn: 1,
                 turns: 2,
             },

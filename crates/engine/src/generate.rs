@@ -27,16 +27,16 @@ use crate::prompt::{PromptSettings, annotate_tool_history, resolve_parameters, t
 pub const MAX_PROMPT_CHARS: usize = 200_000;
 
 /// One `tavo.generate` call.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GenerateRequest {
     /// The chat whose connection (and, with `context`, whose conversation) is used.
-    pub chat: i64,
+    pub chat: ChatId,
     /// The user input of this generation.
     pub prompt: String,
     /// Generate with the chat's conversation as context.
     pub context: bool,
     /// A preset instead of the chat's.
-    pub preset: Option<i64>,
+    pub preset: Option<PresetId>,
     /// Sampling values over the preset's and the connection's.
     pub overrides: Parameters,
 }
@@ -118,7 +118,7 @@ fn prepare(
             "the prompt is {chars} characters long; tavo.generate takes at most {MAX_PROMPT_CHARS}"
         )));
     }
-    let chat_id = ChatId(req.chat);
+    let chat_id = req.chat;
     if store.chat_get(chat_id)?.is_none() {
         return Err(GenerateError::NotFound(format!(
             "chat {} does not exist",
@@ -129,7 +129,7 @@ fn prepare(
         None => None,
         Some(id) => Some(
             store
-                .read(|tx| tx.get::<Preset>(PresetId(id)))?
+                .read(|tx| tx.get::<Preset>(id))?
                 .ok_or_else(|| GenerateError::NotFound(format!("preset {id} does not exist")))?,
         ),
     };

@@ -12,6 +12,7 @@
 //! whole exchange. Events are not queued for pages that are not attached.
 
 use std::time::Duration;
+use tavo_model::ChatId;
 
 use serde_json::{Value, json};
 use tavo_tools::GenerationKind;
@@ -24,10 +25,10 @@ pub const HOOK_WAIT: Duration = Duration::from_secs(15);
 /// Whoever runs plugin hooks for a chat.
 pub trait GenerationHooks: Send + Sync {
     /// Whether anyone listens for `chat` (cheap; checked before any work is done).
-    fn listening(&self, chat: i64) -> bool;
+    fn listening(&self, chat: ChatId) -> bool;
     /// Runs hook `kind` with `event` for `chat` and answers the listener's result (`{text}`),
     /// or `None` when nobody answered in time.
-    fn run(&self, chat: i64, kind: &'static str, event: Value) -> BoxFuture<Option<Value>>;
+    fn run(&self, chat: ChatId, kind: &'static str, event: Value) -> BoxFuture<Option<Value>>;
 }
 
 /// Whose turn a generation is.
@@ -60,7 +61,7 @@ pub fn source(kind: GenerationKind, turn: Turn) -> Option<&'static str> {
 }
 
 /// The fields every generation event carries.
-pub fn base_event(generation: &str, chat: i64, source: &str) -> Value {
+pub fn base_event(generation: &str, chat: ChatId, source: &str) -> Value {
     json!({
         "generationId": generation,
         "chatId": chat,
@@ -82,7 +83,7 @@ pub fn rewritten(answer: Option<Value>, before: &str, non_empty: bool) -> Option
 /// Runs a hook under [`HOOK_WAIT`]: a listener that does not answer in time is ignored.
 pub async fn ask(
     hooks: &dyn GenerationHooks,
-    chat: i64,
+    chat: ChatId,
     kind: &'static str,
     event: Value,
 ) -> Option<Value> {
@@ -93,11 +94,11 @@ pub async fn ask(
 }
 
 impl GenerationHooks for crate::pages::Pages {
-    fn listening(&self, chat: i64) -> bool {
+    fn listening(&self, chat: ChatId) -> bool {
         self.page_for_chat(chat).is_some()
     }
 
-    fn run(&self, chat: i64, kind: &'static str, event: Value) -> BoxFuture<Option<Value>> {
+    fn run(&self, chat: ChatId, kind: &'static str, event: Value) -> BoxFuture<Option<Value>> {
         let pages = self.clone();
         Box::pin(async move {
             let page = pages.page_for_chat(chat)?;
@@ -105,7 +106,7 @@ impl GenerationHooks for crate::pages::Pages {
                 .request(&page, "hook", json!({"type": kind, "event": event}))
                 .await
                 .map_err(
-                    |e| tracing::debug!(chat, hook = kind, error = %e, "plugin hook not answered"),
+                    |e| tracing::debug!(%chat, hook = kind, error = %e, "plugin hook not answered"),
                 )
                 .ok()
         })

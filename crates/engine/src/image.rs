@@ -22,7 +22,7 @@ use tavo_llm::media::image::{
     ImagePlatform, ImageRequest, SETTINGS_KEY,
 };
 use tavo_llm::media::{MediaBookError, MediaFailure, Platform as _};
-use tavo_model::{Chat, ChatId, Role};
+use tavo_model::{Chat, ChatId, MessageId, Role};
 use tavo_store::Store;
 use tavo_tools::operation::BoxFuture;
 use tavo_tools::ops::image::{GeneratedImage, ImageArgs, ImageOptions, Storage};
@@ -77,12 +77,12 @@ pub fn load_book(store: &Store) -> Result<ImageBook, ToolError> {
 /// The connection for `job`: the caller's, else the chat's binding, else the default.
 fn pick(
     store: &Store,
-    job_chat: Option<i64>,
+    job_chat: Option<ChatId>,
     named: Option<String>,
 ) -> Result<ImageConnection, ToolError> {
     let bound = match (named.is_none(), job_chat) {
         (true, Some(id)) => store
-            .chat_get(ChatId(id))
+            .chat_get(id)
             .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?
             .as_ref()
             .and_then(chat_binding),
@@ -193,7 +193,7 @@ pub fn masked_view(book: &ImageBook, template: &str) -> Value {
 #[serde(rename_all = "camelCase")]
 pub struct Imagined {
     /// The message holding the image.
-    pub message_id: i64,
+    pub message_id: MessageId,
     /// The stored image's virtual path (`files/chat/image-….png`).
     pub path: String,
     /// The image's MIME type (`image/png`, `image/jpeg`, ...); it also chose the stored file's
@@ -211,12 +211,12 @@ pub struct Imagined {
 /// the chat's other macros (`{{char}}`, `{{user}}`, …) are, without variable writes.
 pub fn render_injection(
     store: &Store,
-    chat: i64,
+    chat: ChatId,
     template: &str,
     prompt: &str,
 ) -> Result<String, ToolError> {
     const HOLE: &str = "\u{E000}tavo-image-prompt\u{E000}";
-    let ctx = crate::display::DisplayContext::load(store, ChatId(chat))
+    let ctx = crate::display::DisplayContext::load(store, chat)
         .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?;
     let with_hole = template.replace("{{prompt}}", HOLE);
     Ok(ctx.expand_macros(&with_hole, 0).replace(HOLE, prompt))
@@ -264,7 +264,7 @@ impl crate::Engine {
     }
 
     /// A call context for a direct (non-reply) image call in `chat`.
-    fn image_context(&self, chat: Option<i64>) -> OpContext {
+    fn image_context(&self, chat: Option<ChatId>) -> OpContext {
         let mut ctx = OpContext::new(self.store().clone(), self.registry(), chat);
         ctx.services = self.services();
         ctx.gate = self.gate();
@@ -275,7 +275,7 @@ impl crate::Engine {
     /// `storage` says whether it is stored without `saveAs`.
     pub async fn generate_image(
         &self,
-        chat: Option<i64>,
+        chat: Option<ChatId>,
         prompt: String,
         options: Option<ImageOptions>,
         connection: Option<String>,
@@ -296,7 +296,7 @@ impl crate::Engine {
     /// injection template and the image (`extra.image`, `extra.title`).
     pub async fn imagine(
         &self,
-        chat: i64,
+        chat: ChatId,
         prompt: &str,
         connection: Option<String>,
     ) -> Result<Imagined, ToolError> {
@@ -324,17 +324,20 @@ impl crate::Engine {
             let template = injection_template(s)?;
             let content = render_injection(s, chat, &template, &pr)?;
             let chat_obj = s
-                .chat_get(ChatId(chat))
+                .chat_get(chat)
                 .map_err(|e| tavo_tools::context::store_error("reading the chat", e))?
                 .ok_or_else(|| ToolError::not_found("chat", chat))?;
             let mut draft = tavo_tools::messages::MessageDraft::new(Role::Assistant, content);
-            draft.character_id = chat_obj.characters.first().map(|c| c.id.0);
+            draft.character_id = chat_obj.characters.first().map(|c| c.id);
             draft.extra.insert("extra".into(), imagine_extra(&p, &pr));
-            tavo_tools::messages::append_message(s, ChatId(chat), draft)
+            tavo_tools::messages::append_message(s, chat, draft)
         })
         .await?;
         Ok(Imagined {
-            message_id: written.message.id.map_or(0, |m| m.0),
+            message_id: written
+                .message
+                .id
+                .ok_or_else(|| ToolError::internal("the image message was saved without an id"))?,
             path,
             mime_type: image.mime,
             size: image.size,

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tavo_model::ChatId;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -72,7 +73,7 @@ pub enum PageError {
 }
 
 struct Page {
-    chat: Option<i64>,
+    chat: Option<ChatId>,
     requests: mpsc::UnboundedSender<PageRequest>,
     pending: HashMap<String, oneshot::Sender<Result<Value, PageError>>>,
     /// Order of attachment, so the newest page of a chat is the one asked.
@@ -129,7 +130,7 @@ impl Pages {
     }
 
     /// Attaches a page that has `chat` open (or none yet).
-    pub fn attach(&self, chat: Option<i64>) -> PageLink {
+    pub fn attach(&self, chat: Option<ChatId>) -> PageLink {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut st = self.lock();
         st.next += 1;
@@ -171,7 +172,7 @@ impl Pages {
     }
 
     /// Records the chat a page shows now.
-    pub fn set_chat(&self, id: &str, chat: Option<i64>) -> Result<(), PageError> {
+    pub fn set_chat(&self, id: &str, chat: Option<ChatId>) -> Result<(), PageError> {
         let mut st = self.lock();
         let page = st.pages.get_mut(id).ok_or(PageError::Gone)?;
         page.chat = chat;
@@ -179,7 +180,7 @@ impl Pages {
     }
 
     /// The newest attached page that shows `chat`.
-    pub fn page_for_chat(&self, chat: i64) -> Option<String> {
+    pub fn page_for_chat(&self, chat: ChatId) -> Option<String> {
         let st = self.lock();
         st.pages
             .iter()
@@ -298,7 +299,7 @@ impl ExtensionRunner for Pages {
     fn run(
         &self,
         tool: &ExtensionTool,
-        chat: i64,
+        chat: ChatId,
         arguments: Value,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let pages = self.clone();
@@ -342,7 +343,7 @@ impl ExtensionRunner for Extensions {
     fn run(
         &self,
         tool: &ExtensionTool,
-        chat: i64,
+        chat: ChatId,
         arguments: Value,
     ) -> BoxFuture<Result<Value, ToolError>> {
         match tool.source {
@@ -370,8 +371,11 @@ mod tests {
     async fn a_call_is_answered_by_its_page_and_fails_when_the_page_closes() {
         let reg = ExtensionRegistry::default();
         let pages = Pages::new(reg.clone());
-        let mut link = pages.attach(Some(7));
-        assert_eq!(pages.page_for_chat(7).as_deref(), Some(link.id.as_str()));
+        let mut link = pages.attach(Some(ChatId(7)));
+        assert_eq!(
+            pages.page_for_chat(ChatId(7)).as_deref(),
+            Some(link.id.as_str())
+        );
         let r = pages
             .set_tools(&link.id, vec![spec("roll"), spec("tavo_x")])
             .unwrap();
@@ -380,7 +384,7 @@ mod tests {
         let call = tokio::spawn({
             let pages = pages.clone();
             let tool = tool.clone();
-            async move { pages.run(&tool, 7, json!({"sides": 6})).await }
+            async move { pages.run(&tool, ChatId(7), json!({"sides": 6})).await }
         });
         let req = link.requests.recv().await.unwrap();
         assert_eq!(
@@ -397,7 +401,7 @@ mod tests {
 
         let call = tokio::spawn({
             let pages = pages.clone();
-            async move { pages.run(&tool, 7, json!({})).await }
+            async move { pages.run(&tool, ChatId(7), json!({})).await }
         });
         let _ = link.requests.recv().await.unwrap();
         drop(link);
@@ -405,6 +409,6 @@ mod tests {
         assert_eq!(err.code, ErrorCode::Unavailable);
         assert!(err.message.contains("closed"), "{}", err.message);
         assert!(reg.get("roll").is_none());
-        assert!(pages.page_for_chat(7).is_none());
+        assert!(pages.page_for_chat(ChatId(7)).is_none());
     }
 }

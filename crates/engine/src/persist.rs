@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tavo_model::Message;
+use tavo_model::{ChatId, Message, MessageId};
 use tavo_store::{Store, StoreError};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
@@ -44,14 +44,14 @@ pub enum Write {
 /// Which row a write replaces: later writes of the same key supersede queued ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    Message(i64),
-    Record(i64),
+    Message(MessageId),
+    Record(ChatId),
 }
 
 impl Write {
     fn key(&self) -> Option<Key> {
         match self {
-            Write::Message(m) => m.id.map(|id| Key::Message(id.0)),
+            Write::Message(m) => m.id.map(Key::Message),
             Write::Record(r) => Some(Key::Record(r.chat_id)),
         }
     }
@@ -343,8 +343,8 @@ mod tests {
         let p = Persister::new(store.clone());
         let record = ReplyRecord {
             id: "rpl_x".into(),
-            chat_id: 1,
-            message_id: m.id.map(|i| i.0),
+            chat_id: ChatId(1),
+            message_id: m.id,
             status: ReplyStatus::Finished,
             pid: 1,
             process_start: None,
@@ -364,7 +364,10 @@ mod tests {
         assert!(missing.is_err());
         assert!(kept.is_ok(), "{kept:?}");
         assert!(rec.is_ok(), "{rec:?}");
-        assert_eq!(ReplyRecord::load(&store, 1).expect("load"), Some(record));
+        assert_eq!(
+            ReplyRecord::load(&store, ChatId(1)).expect("load"),
+            Some(record)
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -415,8 +415,8 @@ pub fn to_llm(messages: &[PromptMessage]) -> Vec<Message> {
 }
 
 /// The seed a reply's build uses: stable until the chat changes.
-pub fn reply_seed(chat: i64, message_count: usize) -> u64 {
-    (chat as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ message_count as u64
+pub fn reply_seed(chat: ChatId, message_count: usize) -> u64 {
+    (chat.get() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ message_count as u64
 }
 
 /// Loads and assembles the chat's prompt; records the generation (lorebook timed effects,
@@ -425,14 +425,13 @@ pub fn reply_seed(chat: i64, message_count: usize) -> u64 {
 pub fn build(
     store: &Store,
     engine: &PromptEngine,
-    chat: i64,
+    chat: ChatId,
     kind: GenerationKind,
     knobs: &PromptKnobs,
 ) -> Result<BasePrompt, EngineError> {
-    let chat_id = ChatId(chat);
-    let mut loaded = loader::load(store, chat_id)?;
+    let mut loaded = loader::load(store, chat)?;
     for missing in &loaded.missing {
-        tracing::warn!(chat, %missing, "the chat is bound to an asset that no longer exists; skipped");
+        tracing::warn!(%chat, %missing, "the chat is bound to an asset that no longer exists; skipped");
     }
     let settings = PromptSettings::load(store)?;
     annotate_tool_history(&mut loaded);
@@ -478,7 +477,7 @@ pub fn build(
     };
     let output = engine.build(&loaded.input(speaker), &options);
     if knobs.record && kind != GenerationKind::Quiet {
-        loader::record(store, chat_id, &output)?;
+        loader::record(store, chat, &output)?;
     }
     let character = loaded.characters.get(speaker);
     Ok(BasePrompt {
@@ -614,7 +613,7 @@ pub fn round_request(
 #[derive(Debug, Clone)]
 pub struct PreviewRequest {
     /// The chat.
-    pub chat: i64,
+    pub chat: ChatId,
     /// What the next reply generates.
     pub kind: GenerationKind,
     /// Connection name; the default connection when `None`.
@@ -791,7 +790,7 @@ pub(crate) fn preview(
         calls && settings.recursion_limit > 0,
         settings.reasoning_mode,
     );
-    let memory = store.memory_peek(ChatId(req.chat))?;
+    let memory = store.memory_peek(req.chat)?;
     let stored = memory
         .memories
         .iter()

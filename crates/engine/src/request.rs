@@ -4,7 +4,7 @@
 //! Doors parse their own input (the HTTP body's wire JSON, the CLI's flags) into it, with
 //! their own field names in the refusals.
 
-use tavo_model::CharacterId;
+use tavo_model::{CharacterId, ChatId};
 use tavo_tools::{GenerationKind, ToolError};
 
 use crate::limits::Limits;
@@ -141,7 +141,7 @@ fn kind_name(kind: GenerationKind) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplyRequest {
     /// The chat the reply belongs to, for its whole life.
-    pub chat: i64,
+    pub chat: ChatId,
     /// What kind of reply, with what that kind takes.
     pub kind: ReplyKind,
     /// Connection name; the default connection when `None`.
@@ -152,7 +152,7 @@ pub struct ReplyRequest {
 
 impl ReplyRequest {
     /// A reply of `kind` in `chat` over the default connection.
-    pub fn new(chat: i64, kind: ReplyKind) -> Self {
+    pub fn new(chat: ChatId, kind: ReplyKind) -> Self {
         Self {
             chat,
             kind,
@@ -163,7 +163,7 @@ impl ReplyRequest {
 
     /// A normal reply to the text `message` in `chat` over the default connection; an empty
     /// text answers the chat as it stands.
-    pub fn normal(chat: i64, message: &str) -> Self {
+    pub fn normal(chat: ChatId, message: &str) -> Self {
         Self::new(
             chat,
             ReplyKind::Normal {

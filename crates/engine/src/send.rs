@@ -12,7 +12,7 @@
 //! - a chat with a live reply refuses a send (`busy`) before anything is written.
 
 use serde_json::Value;
-use tavo_model::{CharacterId, ChatId};
+use tavo_model::{CharacterId, ChatId, MessageId};
 use tavo_store::files::FileScope;
 use tavo_tools::ops::input::{outgoing_text, read_draft, write_draft};
 use tavo_tools::{ErrorCode, ToolError};
@@ -42,7 +42,7 @@ pub enum Attachment {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
     /// The chat.
-    pub chat: i64,
+    pub chat: ChatId,
     /// The text; `None` sends the chat's saved draft (`input.draft`) and clears it.
     pub text: Option<String>,
     /// An image the message carries; with one the text may be empty.
@@ -55,7 +55,7 @@ pub struct Outgoing {
 
 impl Outgoing {
     /// `text` sent in `chat`, with no image, over the default connection.
-    pub fn text(chat: i64, text: impl Into<String>) -> Self {
+    pub fn text(chat: ChatId, text: impl Into<String>) -> Self {
         Self {
             chat,
             text: Some(text.into()),
@@ -82,7 +82,7 @@ pub enum Sent {
 
 impl Sent {
     /// The id of the message the send wrote: the user's, or the image message.
-    pub fn message_id(&self) -> Option<i64> {
+    pub fn message_id(&self) -> Option<MessageId> {
         match self {
             Sent::Reply { handle, .. } => handle.user_message_id(),
             Sent::Imagined(i) => Some(i.message_id),
@@ -104,7 +104,7 @@ impl Engine {
         let has_image = out.image.is_some();
         let given = out.text;
         let (text, from_draft) = on_blocking_pool(self.store(), move |s| {
-            tavo_tools::reads::chat(s, ChatId(chat))?.ok_or(EngineError::ChatNotFound(chat))?;
+            tavo_tools::reads::chat(s, chat)?.ok_or(EngineError::ChatNotFound(chat))?;
             Ok::<_, EngineError>(outgoing_text(given, has_image, || read_draft(s, chat))?)
         })
         .await?;
@@ -141,20 +141,20 @@ impl Engine {
     }
 
     /// Empties the chat's draft after it was sent; a failure only leaves the draft in place.
-    async fn clear_draft(&self, chat: i64) {
+    async fn clear_draft(&self, chat: ChatId) {
         let cleared = on_blocking_pool(self.store(), move |s| {
             write_draft(s, chat, "").map_err(EngineError::Operation)
         })
         .await;
         if let Err(e) = cleared {
-            tracing::warn!(chat, error = %e, "the sent draft could not be cleared");
+            tracing::warn!(%chat, error = %e, "the sent draft could not be cleared");
         }
     }
 
     /// Saves a picture into the chat's files and answers its library reference.
     async fn save_picture(
         &self,
-        chat: i64,
+        chat: ChatId,
         name: &str,
         bytes: Vec<u8>,
     ) -> Result<String, EngineError> {
@@ -182,7 +182,7 @@ impl Engine {
         let stored = file.clone();
         on_blocking_pool(self.store(), move |s| {
             s.files()
-                .save(FileScope::Chat(chat), &stored, &bytes)
+                .save(FileScope::Chat(chat.get()), &stored, &bytes)
                 .map_err(EngineError::Store)
         })
         .await?;

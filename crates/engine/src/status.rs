@@ -21,7 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tavo_model::MessageId;
+use tavo_model::{ChatId, MessageId};
 use tavo_store::{Store, StoreError};
 
 /// Settings-key prefix of the reply records.
@@ -71,11 +71,11 @@ pub struct ReplyRecord {
     /// The reply's id (`rpl_` and 32 hex digits), as its events and doors name it.
     pub id: String,
     /// The chat the reply answers in; the record is kept under this chat's key.
-    pub chat_id: i64,
+    pub chat_id: ChatId,
     /// The message the reply writes, once it has one (absent before the prompt is built, and
     /// for replies that store no message).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<i64>,
+    pub message_id: Option<MessageId>,
     /// Where the reply stands; `running` or `waiting` means it holds the chat.
     pub status: ReplyStatus,
     /// Process that runs the reply; a record of a live other process is left alone at start-up.
@@ -98,7 +98,7 @@ pub struct ReplyRecord {
 
 impl ReplyRecord {
     /// The settings key of this record.
-    pub fn key(chat_id: i64) -> String {
+    pub fn key(chat_id: ChatId) -> String {
         format!("{RECORD_PREFIX}{chat_id}")
     }
 
@@ -112,7 +112,7 @@ impl ReplyRecord {
     }
 
     /// The latest reply record of a chat.
-    pub fn load(store: &Store, chat_id: i64) -> Result<Option<Self>, StoreError> {
+    pub fn load(store: &Store, chat_id: ChatId) -> Result<Option<Self>, StoreError> {
         Ok(store
             .setting_get(&Self::key(chat_id))?
             .and_then(|v| serde_json::from_value(v).ok()))
@@ -272,7 +272,7 @@ fn cancel_in(tx: &tavo_store::Tx<'_>, record: &mut ReplyRecord) -> Result<(), St
     record.status = ReplyStatus::Cancelled;
     record.updated_at = now();
     if let Some(id) = record.message_id
-        && let Some(mut message) = tx.message_get(MessageId(id))?
+        && let Some(mut message) = tx.message_get(id)?
     {
         set_message_status(&mut message.extra, &record.id, ReplyStatus::Cancelled);
         tx.message_update(&message, None)?;
@@ -290,7 +290,7 @@ fn record_value(record: &ReplyRecord) -> Result<Value, StoreError> {
 /// A chat claimed for a new reply: what to put back should the reply not start after all.
 #[derive(Debug)]
 pub(crate) struct Claimed {
-    chat_id: i64,
+    chat_id: ChatId,
     id: String,
     /// The chat's record before the claim (`None`: there was none).
     previous: Option<Value>,
@@ -422,7 +422,7 @@ mod tests {
         let (pid, process_start, boot_id) = this_process();
         let record = ReplyRecord {
             id: "rpl_status_unit".into(),
-            chat_id: 1,
+            chat_id: ChatId(1),
             message_id: None,
             status: ReplyStatus::Running,
             pid,

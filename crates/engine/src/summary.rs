@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tavo_model::ChatId;
 
 /// Message `extra` key holding the compact cards of the reply's calls.
 pub const MESSAGE_CALLS_KEY: &str = "toolCalls";
@@ -117,7 +118,7 @@ pub fn cards_of(extra: &serde_json::Map<String, Value>) -> Vec<ToolCallSummary> 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditRecord {
     pub reply_id: String,
-    pub chat_id: i64,
+    pub chat_id: ChatId,
     pub call_id: String,
     pub tool: String,
     pub arguments: Value,
@@ -217,7 +218,7 @@ mod tests {
     fn web_fetch_audit_keeps_metadata_only() {
         let rec = AuditRecord {
             reply_id: "r".into(),
-            chat_id: 1,
+            chat_id: ChatId(1),
             call_id: "c".into(),
             tool: "tavo_web_fetch".into(),
             arguments: json!({"url": "https://e.com/?q=1#f", "headers": {"Authorization": "x"}}),

@@ -13,7 +13,7 @@ use tavo_llm::{
     ChatRequest, ChatResponse, Endpoint, Message, Parameters, Part, ReplyBuilder, Role,
     StreamEvent, Usage,
 };
-use tavo_model::{CharacterId, ChatId};
+use tavo_model::{CharacterId, ChatId, MessageId};
 use tavo_store::{Store, StoreError};
 use tavo_tools::{GenerationKind, Services, ToolSettings};
 
@@ -67,7 +67,7 @@ pub(crate) struct ReplyTask {
     inner: Arc<Inner>,
     control: Arc<Control>,
     id: String,
-    chat: i64,
+    chat: ChatId,
     kind: GenerationKind,
     target: Target,
     endpoint: Endpoint,
@@ -109,7 +109,7 @@ impl ReplyTask {
         inner: Arc<Inner>,
         control: Arc<Control>,
         id: String,
-        chat: i64,
+        chat: ChatId,
         kind: GenerationKind,
         target: Target,
         endpoint: Endpoint,
@@ -149,8 +149,8 @@ impl ReplyTask {
         }
     }
 
-    fn message_id(&self) -> Option<i64> {
-        self.message.as_ref().and_then(|m| m.id).map(|id| id.0)
+    fn message_id(&self) -> Option<MessageId> {
+        self.message.as_ref().and_then(|m| m.id)
     }
 
     async fn blocking<T: Send + 'static>(
@@ -313,12 +313,12 @@ impl ReplyTask {
                 chat_id: self.chat,
                 message_id: self.message_id(),
                 kind: self.kind,
-                character_id: base.speaker_id.map(|c| c.0),
+                character_id: base.speaker_id,
             });
         }
         if self.plan.group && speaker.is_some() {
             self.control.hub.publish(EventKind::Speaker {
-                character_id: base.speaker_id.map(|c| c.0),
+                character_id: base.speaker_id,
                 name: base.speaker_name.clone().unwrap_or_default(),
                 message_id: self.message_id(),
                 turn: self.turn as u32 + 1,
@@ -336,7 +336,7 @@ impl ReplyTask {
 
     /// Image sending: describes the images of these user messages before the reply's first
     /// prompt, one after the other. A failed description is a warning; the reply goes on.
-    async fn describe_images(&mut self, messages: Vec<i64>) -> Result<(), Stop> {
+    async fn describe_images(&mut self, messages: Vec<MessageId>) -> Result<(), Stop> {
         for id in messages {
             let described = tokio::select! {
                 r = crate::describe::describe(
@@ -586,7 +586,7 @@ impl ReplyTask {
         let rewritten = self
             .blocking(move |store| {
                 let chat = store
-                    .chat_get(ChatId(chat))?
+                    .chat_get(chat)?
                     .ok_or(EngineError::ChatNotFound(chat))?;
                 let r = tavo_tools::messages::rewrite_for_write(
                     store,
@@ -619,7 +619,7 @@ impl ReplyTask {
 /// and marked running by `reply`.
 fn new_assistant_message(
     store: &Store,
-    chat: i64,
+    chat: ChatId,
     reply: &str,
     base: &BasePrompt,
 ) -> Result<tavo_model::Message, StoreError> {
@@ -628,7 +628,7 @@ fn new_assistant_message(
     m.name = base.speaker_name.clone();
     m.send_date = Some(tavo_prompt::local_now().to_rfc3339());
     set_message_status(&mut m.extra, reply, ReplyStatus::Running);
-    let id = store.message_append(ChatId(chat), &m)?;
+    let id = store.message_append(chat, &m)?;
     m.id = Some(id);
     Ok(m)
 }

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tavo_model::{ChatId, MessageId};
 
 use serde_json::Value;
 use tavo_llm::Part;
@@ -56,6 +57,8 @@ pub struct CallOutcome {
 /// Per-reply call state: the dispatcher, and the scope (exposed tools, budget, call count).
 pub struct CallRunner {
     dispatcher: Dispatcher,
+    /// The reply's chat (the audit record's).
+    chat: ChatId,
     scope: CallScope,
     reply_id: String,
 }
@@ -66,7 +69,7 @@ impl CallRunner {
         registry: Arc<Registry>,
         services: Arc<Services>,
         store: Store,
-        chat: i64,
+        chat: ChatId,
         reply_id: &str,
         limits: Limits,
         exposed: ExposedSet,
@@ -90,13 +93,14 @@ impl CallRunner {
         services: Arc<Services>,
         store: Store,
         gate: Gate,
-        chat: i64,
+        chat: ChatId,
         reply_id: &str,
         limits: Limits,
         exposed: ExposedSet,
     ) -> Self {
         Self {
             dispatcher: Dispatcher::new(store, registry, services, gate),
+            chat,
             scope: CallScope::reply(
                 chat,
                 exposed,
@@ -133,10 +137,10 @@ impl CallRunner {
         &mut self,
         call: &ModelCall,
         control: &Control,
-        message_id: Option<i64>,
+        message_id: Option<MessageId>,
     ) -> CallOutcome {
         let started = Instant::now();
-        let chat = self.scope.chat.unwrap_or_default();
+        let chat = self.chat;
         let mut card = ToolCallSummary {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -223,7 +227,7 @@ impl CallRunner {
 /// answered through its handle (HTTP, the terminal, the UI).
 struct ReplyDoor<'c> {
     control: &'c Control,
-    message_id: Option<i64>,
+    message_id: Option<MessageId>,
     card: ToolCallSummary,
 }
 

@@ -35,13 +35,13 @@ pub const MAX_CONTENT_CHARS: usize = 60_000;
 pub enum TranslateError {
     /// No such message.
     #[error("message {0} does not exist")]
-    NotFound(i64),
+    NotFound(MessageId),
     /// Nothing to translate.
     #[error("message {0} has no text to translate")]
-    Empty(i64),
+    Empty(MessageId),
     /// The text is longer than [`MAX_CONTENT_CHARS`].
     #[error("message {0} is {1} characters long; translations take at most {MAX_CONTENT_CHARS}")]
-    TooLong(i64, usize),
+    TooLong(MessageId, usize),
     /// The template lost a placeholder.
     #[error("the translation prompt must keep {{{{language}}}} and {{{{content}}}}")]
     Template,
@@ -82,7 +82,7 @@ impl TranslateError {
 #[serde(rename_all = "camelCase")]
 pub struct Translation {
     /// The message translated.
-    pub message_id: i64,
+    pub message_id: MessageId,
     /// The target language.
     pub language: String,
     /// The translated text.
@@ -111,12 +111,12 @@ struct Prepared {
 
 fn prepare(
     store: &Store,
-    message: i64,
+    message: MessageId,
     language: Option<String>,
     connection: Option<String>,
 ) -> Result<Prepared, TranslateError> {
     let m = store
-        .message_get(MessageId(message))?
+        .message_get(message)?
         .ok_or(TranslateError::NotFound(message))?;
     let content = m.content.trim();
     if content.is_empty() {
@@ -126,7 +126,7 @@ fn prepare(
     if chars > MAX_CONTENT_CHARS {
         return Err(TranslateError::TooLong(message, chars));
     }
-    let chat_choice = match store.message_chat(MessageId(message))? {
+    let chat_choice = match store.message_chat(message)? {
         Some(chat) => store
             .chat_get(chat)?
             .and_then(|c| c.extra.get("translation").cloned())
@@ -156,12 +156,12 @@ fn prepare(
     let endpoint = conn.endpoint()?;
     // The template is a prompt field of the chat: its EJS and macros first, then the two
     // placeholders — the message's text last, so what it contains is never expanded.
-    let template = match store.message_chat(MessageId(message))? {
+    let template = match store.message_chat(message)? {
         Some(chat) => {
             let ejs = crate::prompt::ejs_enabled(store)?;
             crate::display::DisplayContext::load(store, chat)?.expand_template(
                 &template,
-                message as u64,
+                message.get() as u64,
                 ejs,
             )
         }
@@ -188,7 +188,7 @@ pub(crate) async fn translate(
     store: &Store,
     client: &tavo_llm::Client,
     gate: &tavo_tools::Gate,
-    message: i64,
+    message: MessageId,
     language: Option<String>,
     connection: Option<String>,
 ) -> Result<Translation, TranslateError> {
@@ -216,7 +216,7 @@ pub(crate) async fn translate(
     let stored = done.clone();
     blocking(store, gate, move |s| {
         s.write(|tx| {
-            let mut m = tx.message_get(MessageId(message))?.ok_or_else(|| StoreError::NotFound { kind: "message", id: message.to_string() })?;
+            let mut m = tx.message_get(message)?.ok_or_else(|| StoreError::NotFound { kind: "message", id: message.to_string() })?;
             m.extra.insert(
                 "translation".into(),
                 json!({"language": stored.language, "text": stored.text,

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use tavo_model::ChatId;
 
 use serde_json::{Value, json};
 use tavo_engine::{Engine, EngineError, EventKind, ReplyHandle, ReplyRequest};
@@ -75,7 +76,7 @@ impl Replies {
             self.watch(handle);
         }
         if let Some(id) = sent.message_id() {
-            self.hub.library("message", "created", Some(id));
+            self.hub.library("message", "created", Some(id.get()));
         }
         Ok(sent)
     }
@@ -105,7 +106,7 @@ impl Replies {
     }
 
     /// The live reply of a chat.
-    pub fn for_chat(&self, chat: i64) -> Option<ReplyHandle> {
+    pub fn for_chat(&self, chat: ChatId) -> Option<ReplyHandle> {
         self.engine
             .reply_for_chat(chat)
             .filter(|h| h.status().is_live())

@@ -60,9 +60,9 @@ pub struct CharacterExport {
     pub regex: Option<RegexGroup>,
 }
 
-/// Sniffs the MIME type of an image from its first bytes (PNG, JPEG, GIF, WebP).
-/// Anything else is `application/octet-stream`.
-pub fn image_mime_type(bytes: &[u8]) -> &'static str {
+/// The MIME type an avatar is stored with: its sniffed [`tavo_model::ImageType`], else
+/// `application/octet-stream` (the bytes are kept as they came either way).
+fn avatar_mime_type(bytes: &[u8]) -> &'static str {
     tavo_model::ImageType::sniff(bytes).map_or("application/octet-stream", |t| t.mime_type())
 }
 
@@ -80,7 +80,7 @@ impl Tx<'_> {
         let character_id = self.create(character)?;
         if let Some(bytes) = avatar {
             let avatar = Avatar {
-                mime_type: image_mime_type(bytes).to_owned(),
+                mime_type: avatar_mime_type(bytes).to_owned(),
                 bytes: bytes.to_vec(),
             };
             self.character_avatar_set(character_id, &avatar)?;

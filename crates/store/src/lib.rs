@@ -37,7 +37,7 @@ pub use backup::{Replaced, schema_version};
 pub use card_files::check_card_path;
 pub use error::{Result, StoreError};
 pub use files::{FileEntry, FilePage, FileScope, FileStore};
-pub use import::{CardBindings, CharacterExport, ChatImportResult, image_mime_type};
+pub use import::{CardBindings, CharacterExport, ChatImportResult};
 pub use memory::MemoryRow;
 pub use messages::MessageFilter;
 pub use plugins::{NewPlugin, PluginRow};

@@ -76,7 +76,7 @@ fn bench(c: &mut Criterion) {
         json!({"query": "rename a calendar event", "limit": 8}),
     );
     let probe = runtime.block_on(async {
-        let mut scope = CallScope::direct(Some(1), &settings);
+        let mut scope = CallScope::direct(Some(tavo_model::ChatId(1)), &settings);
         dispatcher.call(&mut scope, &call, &door).await
     });
     assert_eq!(
@@ -87,7 +87,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("extension_tool_search over 500 outside tools", |b| {
         b.iter(|| {
             runtime.block_on(async {
-                let mut scope = CallScope::direct(Some(1), &settings);
+                let mut scope = CallScope::direct(Some(tavo_model::ChatId(1)), &settings);
                 black_box(dispatcher.call(&mut scope, black_box(&call), &door).await)
             })
         })

@@ -5,6 +5,7 @@
 //! `allow`. A user can override any tool globally or for one chat; the chat's choice wins.
 
 use std::collections::BTreeMap;
+use tavo_model::ChatId;
 
 use serde::{Deserialize, Serialize};
 use tavo_store::Store;
@@ -60,13 +61,13 @@ pub struct ApprovalPolicy {
     /// Choices that apply in every chat, by tool name.
     pub tools: BTreeMap<String, Approval>,
     /// Choices remembered for one chat, by chat id then tool name.
-    pub chats: BTreeMap<i64, BTreeMap<String, Approval>>,
+    pub chats: BTreeMap<ChatId, BTreeMap<String, Approval>>,
 }
 
 impl ApprovalPolicy {
     /// The standing choice for `tool` in `chat`, falling back to the global one, then to the
     /// default of its write-safety.
-    pub fn approval(&self, chat: Option<i64>, tool: &str, safety: Safety) -> Approval {
+    pub fn approval(&self, chat: Option<ChatId>, tool: &str, safety: Safety) -> Approval {
         chat.and_then(|c| self.chats.get(&c))
             .and_then(|m| m.get(tool))
             .or_else(|| self.tools.get(tool))
@@ -78,7 +79,7 @@ impl ApprovalPolicy {
     }
 
     /// What to do with a call.
-    pub fn decide(&self, chat: Option<i64>, tool: &str, safety: Safety) -> Decision {
+    pub fn decide(&self, chat: Option<ChatId>, tool: &str, safety: Safety) -> Decision {
         match self.approval(chat, tool, safety) {
             Approval::Allow => Decision::Run,
             Approval::Ask => Decision::Confirm,
@@ -87,7 +88,7 @@ impl ApprovalPolicy {
     }
 
     /// Remembers a choice for one chat (`Some`) or everywhere (`None`).
-    pub fn remember(&mut self, chat: Option<i64>, tool: &str, approval: Approval) {
+    pub fn remember(&mut self, chat: Option<ChatId>, tool: &str, approval: Approval) {
         match chat {
             Some(c) => {
                 self.chats
@@ -102,7 +103,7 @@ impl ApprovalPolicy {
     }
 
     /// Forgets every choice made for a chat (the chat was deleted).
-    pub fn forget_chat(&mut self, chat: i64) {
+    pub fn forget_chat(&mut self, chat: ChatId) {
         self.chats.remove(&chat);
     }
 
@@ -182,7 +183,7 @@ pub fn confirmation(tool: &str, summary: &str) -> Question {
 /// refuses it.
 pub fn confirm(
     policy: &mut ApprovalPolicy,
-    chat: Option<i64>,
+    chat: Option<ChatId>,
     tool: &str,
     answer: &UserAnswer,
 ) -> bool {
@@ -218,26 +219,26 @@ mod tests {
     fn defaults_follow_write_safety_and_chat_choices_win() {
         let mut p = ApprovalPolicy::default();
         assert_eq!(
-            p.decide(Some(1), "tavo_character_delete", Safety::Confirm),
+            p.decide(Some(ChatId(1)), "tavo_character_delete", Safety::Confirm),
             Decision::Confirm
         );
         assert_eq!(
-            p.decide(Some(1), "tavo_file_save", Safety::Write),
+            p.decide(Some(ChatId(1)), "tavo_file_save", Safety::Write),
             Decision::Run
         );
         p.remember(None, "tavo_file_save", Approval::Ask);
-        p.remember(Some(1), "tavo_file_save", Approval::Deny);
+        p.remember(Some(ChatId(1)), "tavo_file_save", Approval::Deny);
         assert_eq!(
-            p.decide(Some(1), "tavo_file_save", Safety::Write),
+            p.decide(Some(ChatId(1)), "tavo_file_save", Safety::Write),
             Decision::Refuse
         );
         assert_eq!(
-            p.decide(Some(2), "tavo_file_save", Safety::Write),
+            p.decide(Some(ChatId(2)), "tavo_file_save", Safety::Write),
             Decision::Confirm
         );
-        p.forget_chat(1);
+        p.forget_chat(ChatId(1));
         assert_eq!(
-            p.decide(Some(1), "tavo_file_save", Safety::Write),
+            p.decide(Some(ChatId(1)), "tavo_file_save", Safety::Write),
             Decision::Confirm
         );
     }
@@ -249,41 +250,46 @@ mod tests {
         assert!(!q.allow_other);
         assert!(confirm(
             &mut p,
-            Some(3),
+            Some(ChatId(3)),
             "tavo_character_delete",
             &UserAnswer::Option {
                 value: ALLOW_ONCE.into()
             }
         ));
         assert_eq!(
-            p.decide(Some(3), "tavo_character_delete", Safety::Confirm),
+            p.decide(Some(ChatId(3)), "tavo_character_delete", Safety::Confirm),
             Decision::Confirm
         );
         assert!(confirm(
             &mut p,
-            Some(3),
+            Some(ChatId(3)),
             "tavo_character_delete",
             &UserAnswer::Option {
                 value: ALLOW_IN_CHAT.into()
             }
         ));
         assert_eq!(
-            p.decide(Some(3), "tavo_character_delete", Safety::Confirm),
+            p.decide(Some(ChatId(3)), "tavo_character_delete", Safety::Confirm),
             Decision::Run
         );
         assert!(!confirm(
             &mut p,
-            Some(4),
+            Some(ChatId(4)),
             "x",
             &UserAnswer::Option { value: DENY.into() }
         ));
-        assert!(!confirm(&mut p, Some(4), "x", &UserAnswer::Cancelled));
+        assert!(!confirm(
+            &mut p,
+            Some(ChatId(4)),
+            "x",
+            &UserAnswer::Cancelled
+        ));
     }
 
     #[test]
     fn policy_round_trips_through_json() {
         let mut p = ApprovalPolicy::default();
-        p.remember(Some(7), "tavo_theme_delete", Approval::Allow);
+        p.remember(Some(ChatId(7)), "tavo_theme_delete", Approval::Allow);
         let v = serde_json::to_value(&p).unwrap_or_default();
         assert_eq!(
             v["chats"]["7"]["tavo_theme_delete"],
@@ -291,5 +297,12 @@ mod tests {
         );
         let back: ApprovalPolicy = serde_json::from_value(v).unwrap_or_default();
         assert_eq!(back, p);
+        // A policy saved before chat ids were typed (string keys in the stored text) loads.
+        let stored = r#"{"chats":{"12":{"tavo_chat_delete":"deny"}}}"#;
+        let old: ApprovalPolicy = serde_json::from_str(stored).unwrap_or_default();
+        assert_eq!(
+            old.decide(Some(ChatId(12)), "tavo_chat_delete", Safety::Confirm),
+            Decision::Refuse
+        );
     }
 }

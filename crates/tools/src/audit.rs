@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tavo_model::ChatId;
 use tavo_store::{AUDIT_CAPACITY, AuditEntry, Store};
 
 use crate::context::store_error;
@@ -80,7 +81,7 @@ pub struct DirectCallRecord {
     /// The tool's name.
     pub tool: String,
     /// The chat it worked on, if any.
-    pub chat: Option<i64>,
+    pub chat: Option<ChatId>,
     /// The arguments as validated.
     pub arguments: Value,
     /// The envelope answered.

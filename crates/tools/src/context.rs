@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use tavo_model::ChatId;
 
 use serde_json::Value;
 use tavo_store::Store;
@@ -16,7 +17,7 @@ use crate::registry::Registry;
 #[derive(Clone, Default, PartialEq)]
 pub struct ImageJob {
     /// The chat the image is for: its image connection binding is used.
-    pub chat: Option<i64>,
+    pub chat: Option<ChatId>,
     /// A connection name chosen by the caller (the CLI's `--connection`), over the chat's.
     pub connection: Option<String>,
     /// What to draw (non-empty).
@@ -63,14 +64,14 @@ pub trait SpeechPlayer: Send + Sync {
     /// or binding is `resource_not_found`.
     fn play(
         &self,
-        chat: i64,
+        chat: ChatId,
         text: String,
         voice: Value,
         queue: bool,
         apply_playback_rules: bool,
     ) -> BoxFuture<Result<Value, ToolError>>;
     /// Stops playback in `chat` and clears its queue; answers whether an open page heard it.
-    fn stop(&self, chat: i64) -> BoxFuture<Result<bool, ToolError>>;
+    fn stop(&self, chat: ChatId) -> BoxFuture<Result<bool, ToolError>>;
 }
 
 /// Long-term memory extraction: a model request, so the engine provides it (see
@@ -78,7 +79,7 @@ pub trait SpeechPlayer: Send + Sync {
 pub trait MemoryExtractor: Send + Sync {
     /// "Extract now" in `chat`; answers `{memory, added, duplicates, messages, mergedWithEdit}`.
     /// Errors are envelope errors (`resource_not_found` for a missing chat or connection).
-    fn extract(&self, chat: i64) -> BoxFuture<Result<Value, ToolError>>;
+    fn extract(&self, chat: ChatId) -> BoxFuture<Result<Value, ToolError>>;
 }
 
 /// The web tools of `crates/web`, seen through the model door. Arguments arrive validated
@@ -125,7 +126,7 @@ pub struct OpContext {
     pub store: Store,
     /// The chat that started the reply (or the CLI's `--chat`). Chat-scoped operations are bound
     /// to it for the whole reply; switching the current chat never redirects them.
-    pub chat: Option<i64>,
+    pub chat: Option<ChatId>,
     /// Call-scoped services.
     pub services: Arc<Services>,
     /// The registry, so discovery can search it.
@@ -146,7 +147,7 @@ impl std::fmt::Debug for OpContext {
 
 impl OpContext {
     /// A context with no services and nothing shown.
-    pub fn new(store: Store, registry: Arc<Registry>, chat: Option<i64>) -> Self {
+    pub fn new(store: Store, registry: Arc<Registry>, chat: Option<ChatId>) -> Self {
         Self {
             store,
             chat,
@@ -158,7 +159,7 @@ impl OpContext {
     }
 
     /// The reply's chat, or `resource_not_found` when the call has none.
-    pub fn chat_id(&self) -> Result<i64, ToolError> {
+    pub fn chat_id(&self) -> Result<ChatId, ToolError> {
         self.chat.ok_or_else(|| {
             ToolError::new(
                 ErrorCode::ResourceNotFound,

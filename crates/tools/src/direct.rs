@@ -18,6 +18,7 @@
 //! this path instead of replacing it.
 
 use std::time::Instant;
+use tavo_model::ChatId;
 
 use serde_json::Value;
 
@@ -72,7 +73,7 @@ impl Dispatcher {
     pub async fn call_direct(
         &self,
         origin: Origin,
-        chat: Option<i64>,
+        chat: Option<ChatId>,
         target: DirectTarget<'_>,
         door: &dyn Door,
     ) -> Dispatched {

@@ -19,6 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tavo_model::ChatId;
 
 use serde_json::Value;
 use tavo_store::Store;
@@ -51,7 +52,7 @@ pub struct PendingCall<'a> {
     /// The validated arguments, to show the user what they allow.
     pub arguments: &'a Value,
     /// The chat the call works on.
-    pub chat: Option<i64>,
+    pub chat: Option<ChatId>,
 }
 
 /// The user's choice about a call the policy wants confirmed.
@@ -90,7 +91,7 @@ pub trait ExtensionRunner: Send + Sync {
     fn run(
         &self,
         tool: &ExtensionTool,
-        chat: i64,
+        chat: ChatId,
         arguments: Value,
     ) -> BoxFuture<Result<Value, ToolError>>;
 }
@@ -124,7 +125,7 @@ impl ToolCall {
 #[derive(Debug, Clone)]
 pub struct CallScope {
     /// The chat chat-scoped operations work on.
-    pub chat: Option<i64>,
+    pub chat: Option<ChatId>,
     /// The tools the model was shown. `None` when the user calls directly: any tool, by its
     /// tool name or its operation name.
     pub exposed: Option<ExposedSet>,
@@ -144,7 +145,7 @@ pub struct CallScope {
 impl CallScope {
     /// A scope for a user's direct call (CLI, HTTP, MCP): every tool callable, the limits of
     /// the settings.
-    pub fn direct(chat: Option<i64>, settings: &ToolSettings) -> Self {
+    pub fn direct(chat: Option<ChatId>, settings: &ToolSettings) -> Self {
         Self {
             chat,
             exposed: None,
@@ -160,7 +161,7 @@ impl CallScope {
     /// A scope for one reply of `chat`: only `exposed` callable. `call_timeout` bounds each
     /// call, `page_call_timeout` a page tool's.
     pub fn reply(
-        chat: i64,
+        chat: ChatId,
         exposed: ExposedSet,
         max_calls: u32,
         (call_timeout, page_call_timeout): (Duration, Duration),
@@ -585,7 +586,7 @@ impl Dispatcher {
     /// Remembers the user's choice for `tool` in `chat` (everywhere when there is no chat).
     /// A policy that cannot be read is left as it is: saving over it would lose the user's
     /// other choices. The call itself goes on either way (the user just answered it).
-    async fn remember(&self, chat: Option<i64>, tool: &str, approval: Approval) {
+    async fn remember(&self, chat: Option<ChatId>, tool: &str, approval: Approval) {
         let tool = tool.to_owned();
         let saved = self
             .gate

@@ -11,17 +11,17 @@ use crate::error::ToolError;
 use crate::ops::require_chat;
 
 /// The chat's memory (created disabled and empty on first read).
-pub fn memory(store: &Store, chat: i64) -> Result<Memory, ToolError> {
+pub fn memory(store: &Store, chat: ChatId) -> Result<Memory, ToolError> {
     require_chat(store, Some(chat))?;
     store
-        .memory_get(ChatId(chat))
+        .memory_get(chat)
         .map_err(|e| store_error("reading memory", e))
 }
 
 /// Sets `enabled` and/or replaces the whole list of texts; answers the memory.
 pub fn update_memory(
     store: &Store,
-    chat: i64,
+    chat: ChatId,
     enabled: Option<bool>,
     memories: Option<&[String]>,
 ) -> Result<Memory, ToolError> {
@@ -30,12 +30,12 @@ pub fn update_memory(
     }
     require_chat(store, Some(chat))?;
     store
-        .memory_update(ChatId(chat), enabled, memories)
+        .memory_update(chat, enabled, memories)
         .map_err(|e| store_error("updating memory", e))
 }
 
 /// Adds texts at the end (never switches injection on); answers the memory.
-pub fn append_memory(store: &Store, chat: i64, texts: &[String]) -> Result<Memory, ToolError> {
+pub fn append_memory(store: &Store, chat: ChatId, texts: &[String]) -> Result<Memory, ToolError> {
     if texts.is_empty() {
         return Err(ToolError::invalid_at(
             "memories",
@@ -46,7 +46,7 @@ pub fn append_memory(store: &Store, chat: i64, texts: &[String]) -> Result<Memor
     check_texts(texts)?;
     require_chat(store, Some(chat))?;
     store
-        .memory_append(ChatId(chat), texts)
+        .memory_append(chat, texts)
         .map_err(|e| store_error("appending to memory", e))
 }
 
@@ -71,7 +71,7 @@ mod tests {
     fn a_blank_text_or_a_missing_chat_is_refused_and_nothing_is_written() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path()).expect("open");
-        let chat = store.chat_create(&Chat::default()).expect("chat").0;
+        let chat = store.chat_create(&Chat::default()).expect("chat");
         let texts = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         append_memory(&store, chat, &texts(&["Likes tea."])).expect("append");
         let blank = append_memory(&store, chat, &texts(&["ok", " "])).expect_err("blank");
@@ -83,7 +83,8 @@ mod tests {
             update_memory(&store, chat, Some(true), Some(&texts(&[""]))).expect_err("blank");
         assert_eq!(blank.code, crate::error::ErrorCode::InvalidArguments);
         assert!(append_memory(&store, chat, &[]).is_err());
-        let gone = update_memory(&store, chat + 1, Some(true), None).expect_err("no chat");
+        let gone =
+            update_memory(&store, ChatId(chat.get() + 1), Some(true), None).expect_err("no chat");
         assert_eq!(gone.code, crate::error::ErrorCode::ResourceNotFound);
         let kept = memory(&store, chat).expect("read");
         assert_eq!(kept.memories, ["Likes tea."]);

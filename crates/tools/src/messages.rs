@@ -31,7 +31,7 @@ pub struct MessageDraft {
     pub hidden: bool,
     /// The speaking character of an assistant message: required in group chats, the only
     /// member in a one-character chat. Ignored for user and system messages.
-    pub character_id: Option<i64>,
+    pub character_id: Option<CharacterId>,
     /// When it was sent (RFC 3339); now when absent.
     pub send_date: Option<String>,
     /// Fields stored beside the model's (SillyTavern's `extra` object: `extra.image`, …).
@@ -201,9 +201,10 @@ fn load_chat(store: &Store, chat: ChatId) -> Result<Chat, ToolError> {
 fn speaker(
     store: &Store,
     chat: &Chat,
-    asked: Option<i64>,
+    asked: Option<CharacterId>,
 ) -> Result<Option<(CharacterId, String)>, ToolError> {
     let members: Vec<i64> = chat.characters.iter().map(|c| c.id.0).collect();
+    let asked = asked.map(CharacterId::get);
     let id = match asked {
         Some(c) if members.contains(&c) => c,
         // A deleted character has left every chat's member list: it does not exist, which is

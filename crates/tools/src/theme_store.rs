@@ -6,6 +6,7 @@
 //! chat state slot [`BINDING_KEY`].
 
 use serde_json::{Value, json};
+use tavo_model::ChatId;
 use tavo_model::theme::{
     AvatarShape, AvatarStyle, BubbleFont, BubbleStyle, InputAreaStyle, LabelStyle,
     OFFICIAL_THEME_IDS, TextStyle, Theme, ThemeBackground, ThemeId, ThemeStyle,
@@ -192,9 +193,9 @@ pub fn delete(store: &Store, id: i64) -> Result<bool, StoreError> {
 
 /// The theme bound to a chat: its stored binding when that theme still exists, else the first
 /// official theme.
-pub fn bound(store: &Store, chat: i64) -> Result<Theme, StoreError> {
+pub fn bound(store: &Store, chat: ChatId) -> Result<Theme, StoreError> {
     let id = store
-        .chat_state_get(tavo_model::ChatId(chat), BINDING_KEY)?
+        .chat_state_get(chat, BINDING_KEY)?
         .and_then(|v| v.as_i64());
     if let Some(id) = id
         && let Some(theme) = get(store, id)?
@@ -211,14 +212,14 @@ pub fn bound(store: &Store, chat: i64) -> Result<Theme, StoreError> {
 }
 
 /// Binds a chat to a theme (the UI re-renders without a reload).
-pub fn bind(store: &Store, chat: i64, theme: i64) -> Result<(), StoreError> {
+pub fn bind(store: &Store, chat: ChatId, theme: i64) -> Result<(), StoreError> {
     if get(store, theme)?.is_none() {
         return Err(StoreError::NotFound {
             kind: "theme",
             id: theme.to_string(),
         });
     }
-    store.chat_state_set(tavo_model::ChatId(chat), BINDING_KEY, &json!(theme))
+    store.chat_state_set(chat, BINDING_KEY, &json!(theme))
 }
 
 #[cfg(test)]
@@ -257,18 +258,18 @@ mod tests {
             })
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            bound(&store, chat.0).ok().and_then(|t| t.id),
+            bound(&store, chat).ok().and_then(|t| t.id),
             Some(ThemeId(1))
         );
-        assert!(bind(&store, chat.0, OFFICIAL_THEME_IDS + 1).is_ok());
+        assert!(bind(&store, chat, OFFICIAL_THEME_IDS + 1).is_ok());
         assert_eq!(
-            bound(&store, chat.0).ok().and_then(|t| t.id),
+            bound(&store, chat).ok().and_then(|t| t.id),
             Some(ThemeId(OFFICIAL_THEME_IDS + 1))
         );
-        assert!(bind(&store, chat.0, 9999).is_err());
+        assert!(bind(&store, chat, 9999).is_err());
         assert_eq!(delete(&store, OFFICIAL_THEME_IDS + 1).ok(), Some(true));
         assert_eq!(
-            bound(&store, chat.0).ok().and_then(|t| t.id),
+            bound(&store, chat).ok().and_then(|t| t.id),
             Some(ThemeId(1)),
             "falls back"
         );

@@ -48,7 +48,7 @@ pub fn resolve(store: &Store, target: VarTarget) -> Result<VarScope, ToolError> 
     match target {
         VarTarget::Global => Ok(VarScope::Global),
         VarTarget::Chat(chat) => {
-            require_chat(store, Some(chat.0))?;
+            require_chat(store, Some(chat))?;
             Ok(VarScope::Chat(chat.0))
         }
         VarTarget::AnyMessage(id) => match store.message_chat(id).map_err(err)? {
@@ -56,7 +56,7 @@ pub fn resolve(store: &Store, target: VarTarget) -> Result<VarScope, ToolError> 
             None => Err(missing("message", id.0)),
         },
         VarTarget::Message(chat, at) => {
-            require_chat(store, Some(chat.0))?;
+            require_chat(store, Some(chat))?;
             let not_found = |path: &str, what: String| {
                 ToolError::new(
                     ErrorCode::ResourceNotFound,

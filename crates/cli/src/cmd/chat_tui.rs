@@ -292,7 +292,7 @@ fn read_line() -> Option<String> {
 /// Starts a reply of `kind` that sends no message; a refusal is printed.
 fn start(engine: &Engine, chat: i64, kind: GenerationKind) -> Option<ReplyHandle> {
     engine
-        .start(ReplyRequest::new(chat, ReplyKind::plain(kind)))
+        .start(ReplyRequest::new(ChatId(chat), ReplyKind::plain(kind)))
         .map_err(|e| eprintln!("error: {e}"))
         .ok()
 }
@@ -301,7 +301,7 @@ fn start(engine: &Engine, chat: i64, kind: GenerationKind) -> Option<ReplyHandle
 /// <prompt>` makes an image (shown here, no reply), an empty line is refused. Answers the reply
 /// it started.
 async fn send(engine: &Engine, chat: i64, text: &str) -> Option<ReplyHandle> {
-    match engine.send(Outgoing::text(chat, text)).await {
+    match engine.send(Outgoing::text(ChatId(chat), text)).await {
         Ok(Sent::Reply { handle, .. }) => Some(handle),
         Ok(Sent::Imagined(done)) => {
             println!("{}", done.content);

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tavo_engine::Engine;
 use tavo_llm::media::image::{ImageConnection, ImageData, ImagePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
-use tavo_model::ImageType;
+use tavo_model::{ChatId, ImageType, MessageId};
 use tavo_tools::ToolError;
 use tavo_tools::ops::files::ScopeArg;
 use tavo_tools::ops::image::{ImageOptions, ImageRef, Storage};
@@ -258,7 +258,7 @@ async fn run_in(engine: &Engine, command: ImageCommand) -> anyhow::Result<ExitCo
             prompt,
             connection,
             json,
-        } => match engine.imagine(chat, &prompt, connection).await {
+        } => match engine.imagine(ChatId(chat), &prompt, connection).await {
             Ok(done) if json => {
                 println!("{}", serde_json::to_string_pretty(&done)?);
                 Ok(ExitCode::SUCCESS)
@@ -273,7 +273,7 @@ async fn run_in(engine: &Engine, command: ImageCommand) -> anyhow::Result<ExitCo
             message,
             connection,
             json,
-        } => match engine.describe_image(message, connection).await {
+        } => match engine.describe_image(MessageId(message), connection).await {
             Ok(done) if json => {
                 println!("{}", serde_json::to_string_pretty(&done)?);
                 Ok(ExitCode::SUCCESS)
@@ -324,7 +324,13 @@ async fn generate(engine: &Engine, g: GenerateArgs) -> anyhow::Result<ExitCode> 
         Storage::Always
     };
     let image = match engine
-        .generate_image(g.chat, g.prompt, Some(options), g.connection, storage)
+        .generate_image(
+            g.chat.map(ChatId),
+            g.prompt,
+            Some(options),
+            g.connection,
+            storage,
+        )
         .await
     {
         Ok(i) => i,

@@ -176,7 +176,7 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let store = open_store(ctx)?;
     match args.command {
         MemoryCommand::Show { chat, json } => {
-            let memory = memories::memory(&store, chat).map_err(refused)?;
+            let memory = memories::memory(&store, ChatId(chat)).map_err(refused)?;
             print_memory(chat, &memory, json)?;
         }
         MemoryCommand::Extract {
@@ -210,12 +210,12 @@ pub fn run(args: MemoryArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                     "nothing to set: pass --enable/--disable and/or --memory TEXT, --file F or --clear"
                 );
             }
-            let m =
-                memories::update_memory(&store, chat, enabled, list.as_deref()).map_err(refused)?;
+            let m = memories::update_memory(&store, ChatId(chat), enabled, list.as_deref())
+                .map_err(refused)?;
             print_memory(chat, &m, json)?;
         }
         MemoryCommand::Append { chat, texts, json } => {
-            let m = memories::append_memory(&store, chat, &texts).map_err(refused)?;
+            let m = memories::append_memory(&store, ChatId(chat), &texts).map_err(refused)?;
             print_memory(chat, &m, json)?;
         }
         MemoryCommand::Prompt { set, file, reset } => {
@@ -251,7 +251,7 @@ fn extract(
         .build()?;
     let result = runtime.block_on(async move {
         let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
-        anyhow::Ok(engine.extract_memory(chat, connection, model).await)
+        anyhow::Ok(engine.extract_memory(ChatId(chat), connection, model).await)
     });
     runtime.shutdown_background();
     let extraction = result??;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
-use tavo_model::{ChatId, MessageId, Role};
+use tavo_model::{CharacterId, ChatId, MessageId, Role};
 use tavo_tools::messages::{
     MessageChange, MessageDraft, Written, append_message, delete_message, edit_message,
     set_message_hidden,
@@ -129,7 +129,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             let mut draft = MessageDraft::new(role, content);
             draft.reasoning = reasoning;
             draft.hidden = hidden;
-            draft.character_id = character;
+            draft.character_id = character.map(CharacterId);
             let written = append_message(&store, ChatId(chat), draft)?;
             warn(&written);
             println!(
@@ -167,7 +167,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             if content.is_none() && reasoning.is_none() {
                 bail!("nothing to change: pass --content and/or --reasoning");
             }
-            require_chat(&store, Some(target.chat))?;
+            require_chat(&store, Some(ChatId(target.chat)))?;
             let change = MessageChange {
                 content,
                 reasoning,
@@ -179,7 +179,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         MessageCommand::Delete { target } => {
-            require_chat(&store, Some(target.chat))?;
+            require_chat(&store, Some(ChatId(target.chat)))?;
             delete_message(&store, ChatId(target.chat), MessageId(target.id))?;
             eprintln!("deleted message {}", target.id);
             Ok(ExitCode::SUCCESS)
@@ -190,7 +190,7 @@ pub fn run(args: MessageArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
 }
 
 fn hide(store: &tavo_store::Store, target: &Target, hidden: bool) -> anyhow::Result<ExitCode> {
-    require_chat(store, Some(target.chat))?;
+    require_chat(store, Some(ChatId(target.chat)))?;
     set_message_hidden(store, ChatId(target.chat), MessageId(target.id), hidden)?;
     eprintln!(
         "message {} is {}",

@@ -10,7 +10,7 @@ use clap::Args;
 use tavo_engine::McpStart;
 use tavo_engine::prompt::{ParameterSource, Preview, PreviewRequest};
 use tavo_llm::{Parameters, Role};
-use tavo_model::CharacterId;
+use tavo_model::{CharacterId, ChatId};
 use tavo_tools::GenerationKind;
 
 use crate::context::Context;
@@ -98,7 +98,7 @@ pub fn run(args: PromptArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         GenerationKind::Normal
     };
     let request = PreviewRequest {
-        chat: args.chat,
+        chat: ChatId(args.chat),
         kind,
         connection: args.connection,
         model: args.model,

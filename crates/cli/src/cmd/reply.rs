@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use tavo_engine::send::{Attachment, Outgoing, Sent};
 use tavo_engine::{EngineError, ReplyKind, ReplyRequest, ReplyStatus};
-use tavo_model::CharacterId;
+use tavo_model::{CharacterId, ChatId};
 use tavo_tools::GenerationKind;
 
 use super::chat_tui::{Approve, Pump, pump};
@@ -87,7 +87,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             // The engine's one send, as `tavo chat`, the app and `tavo_input_send` do:
             // `/imagine <prompt>` makes an image instead of a reply; nothing to send is refused.
             let out = Outgoing {
-                chat: args.chat,
+                chat: ChatId(args.chat),
                 text: Some(args.message.unwrap_or_default()),
                 image: args.image.map(attachment).transpose()?,
                 connection: args.connection,
@@ -123,7 +123,7 @@ pub fn run(args: ReplyArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
             let request = ReplyRequest {
                 connection: args.connection,
-                ..ReplyRequest::new(args.chat, reply)
+                ..ReplyRequest::new(ChatId(args.chat), reply)
             };
             engine.start(request)?
         };

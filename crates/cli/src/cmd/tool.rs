@@ -9,6 +9,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
+use tavo_model::ChatId;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
@@ -135,7 +136,12 @@ pub(crate) async fn call_tool(
     let door = TerminalDoor { yes };
     engine
         .dispatcher()
-        .call_direct(Origin::Cli, chat, DirectTarget::Named(&call), &door)
+        .call_direct(
+            Origin::Cli,
+            chat.map(ChatId),
+            DirectTarget::Named(&call),
+            &door,
+        )
         .await
         .completed
         .envelope

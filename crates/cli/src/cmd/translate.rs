@@ -4,6 +4,7 @@
 //! setting, else English; the connection likewise (`translation.connection`, else the default).
 
 use std::process::ExitCode;
+use tavo_model::MessageId;
 
 use clap::Args;
 
@@ -37,7 +38,11 @@ pub fn run(args: TranslateArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let (message, to, connection) = (args.message, args.to, args.connection);
     let result = runtime.block_on(async move {
         let engine = crate::engine::build(store, tavo_engine::McpStart::Off).await?;
-        anyhow::Ok(engine.translate_message(message, to, connection).await)
+        anyhow::Ok(
+            engine
+                .translate_message(MessageId(message), to, connection)
+                .await,
+        )
     });
     runtime.shutdown_background();
     match result? {

@@ -82,7 +82,7 @@ pub(crate) struct Plan {
 /// What the plan needs to know about the reply.
 #[derive(Debug, Clone)]
 pub(crate) struct Ask {
-    pub chat: i64,
+    pub chat: ChatId,
     pub kind: GenerationKind,
     /// Chosen explicitly.
     pub speaker: Option<CharacterId>,
@@ -208,10 +208,9 @@ impl Roster {
 }
 
 /// Reads the roster of `chat` (blocking).
-pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, EngineError> {
-    let chat_id = ChatId(chat);
+pub(crate) fn roster(store: &Store, chat: ChatId) -> Result<Roster, EngineError> {
     let c = store
-        .chat_get(chat_id)?
+        .chat_get(chat)?
         .ok_or(EngineError::ChatNotFound(chat))?;
     let muted = c.muted();
     let (members, user_name, recent, count) = store.read(|tx| {
@@ -238,8 +237,8 @@ pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, EngineError> {
         Ok((
             members,
             user,
-            tx.messages_last(chat_id, SELECTION_WINDOW)?,
-            tx.message_count(chat_id)?,
+            tx.messages_last(chat, SELECTION_WINDOW)?,
+            tx.message_count(chat)?,
         ))
     })?;
     let visible: Vec<&tavo_model::Message> = recent.iter().filter(|m| !m.hidden).collect();
@@ -285,9 +284,9 @@ pub(crate) fn roster(store: &Store, chat: i64) -> Result<Roster, EngineError> {
 /// 1:1 chat, or when nobody would answer.
 pub(crate) fn preview_speaker(
     store: &Store,
-    chat: i64,
+    chat: ChatId,
 ) -> Result<Option<CharacterId>, EngineError> {
-    if store.chat_get(ChatId(chat))?.is_none() {
+    if store.chat_get(chat)?.is_none() {
         // The build says which chat is missing.
         return Ok(None);
     }
@@ -398,9 +397,9 @@ async fn contextual(
         // A prompt field of the chat: EJS and macros first; `{{messages}}` and the roster's
         // placeholders are filled after (the transcript is never expanded).
         let ejs = crate::prompt::ejs_enabled(s)?;
-        let prompt = crate::display::DisplayContext::load(s, ChatId(chat))?.expand_template(
+        let prompt = crate::display::DisplayContext::load(s, chat)?.expand_template(
             &prompt,
-            chat as u64,
+            chat.get() as u64,
             ejs,
         );
         let named = s

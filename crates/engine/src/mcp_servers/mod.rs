@@ -18,6 +18,7 @@ pub mod config;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
+use tavo_model::ChatId;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
@@ -480,7 +481,7 @@ impl ExtensionRunner for McpServers {
     fn run(
         &self,
         tool: &ExtensionTool,
-        _chat: i64,
+        _chat: ChatId,
         arguments: Value,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let servers = self.clone();

@@ -66,16 +66,16 @@ Answer with a JSON array of strings only, for example [\"{{user}} is allergic to
 pub enum MemoryError {
     /// The chat does not exist (deleted, or a wrong id).
     #[error("chat {0} not found (see `tavo list chats`)")]
-    ChatNotFound(i64),
+    ChatNotFound(ChatId),
     /// An extraction of this chat is already running in this engine (manual or automatic).
     /// One at a time per chat, so two answers never race to write the same memory; the user
     /// waits for it to finish.
     #[error("chat {0} already has a memory extraction running; wait for it")]
-    Busy(i64),
+    Busy(ChatId),
     /// The chat has no visible message with text in the window read, so there is nothing to
     /// remember. Hidden and empty messages do not count.
     #[error("chat {0} has no messages to extract memories from")]
-    NoMessages(i64),
+    NoMessages(ChatId),
     /// The extraction's connection (the one asked for, `memory.connection`, or the default)
     /// does not exist, there is no default, or its key is missing. Fix it with
     /// `tavo connection`, or set `memory.connection`.
@@ -183,13 +183,13 @@ impl MemorySettings {
 
 /// Chats with an extraction in flight in this process (one at a time per chat).
 #[derive(Debug, Default, Clone)]
-pub(crate) struct InFlight(Arc<Mutex<HashSet<i64>>>);
+pub(crate) struct InFlight(Arc<Mutex<HashSet<ChatId>>>);
 
 /// Removes its chat from [`InFlight`] when dropped.
-pub(crate) struct Claim(InFlight, i64);
+pub(crate) struct Claim(InFlight, ChatId);
 
 impl InFlight {
-    pub(crate) fn claim(&self, chat: i64) -> Option<Claim> {
+    pub(crate) fn claim(&self, chat: ChatId) -> Option<Claim> {
         let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
         set.insert(chat).then(|| Claim(self.clone(), chat))
     }
@@ -233,11 +233,11 @@ pub fn auto_due(store: &Store, chat: ChatId) -> Result<bool, StoreError> {
 
 fn prepare(
     store: &Store,
-    chat_id: i64,
+    chat_id: ChatId,
     connection: Option<&str>,
     model_override: Option<&str>,
 ) -> Result<Prepared, MemoryError> {
-    let chat = ChatId(chat_id);
+    let chat = chat_id;
     let Some(record) = store.chat_get(chat)? else {
         return Err(MemoryError::ChatNotFound(chat_id));
     };
@@ -384,7 +384,7 @@ pub(crate) async fn run(
     store: &Store,
     client: &tavo_llm::Client,
     gate: &tavo_tools::Gate,
-    chat: i64,
+    chat: ChatId,
     connection: Option<String>,
     model: Option<String>,
 ) -> Result<Extraction, MemoryError> {
@@ -403,7 +403,7 @@ pub(crate) async fn run(
     let candidates = parse::parse_answer(&answer);
     let (revision, count, messages) = (prepared.revision, prepared.count, prepared.messages);
     let stored = blocking(store, gate, move |s| {
-        store_answer(s, ChatId(chat), revision, count, &candidates)
+        store_answer(s, chat, revision, count, &candidates)
     })
     .await?;
     let (memory, added, duplicates, merged_with_edit) = stored;
@@ -429,7 +429,7 @@ async fn blocking<T: Send + 'static>(
 /// "Extract now" in `chat` (see [`crate::Engine::extract_memory`]).
 pub(crate) async fn extract_now(
     inner: &crate::engine::Inner,
-    chat: i64,
+    chat: ChatId,
     connection: Option<String>,
     model: Option<String>,
 ) -> Result<Extraction, MemoryError> {
@@ -450,7 +450,7 @@ pub(crate) async fn extract_now(
 
 /// After a reply in `chat` was saved: starts an automatic extraction in the background when
 /// one is due. Returns at once; the extraction's outcome only goes to the log.
-pub(crate) fn after_reply(inner: &Arc<crate::engine::Inner>, chat: i64) {
+pub(crate) fn after_reply(inner: &Arc<crate::engine::Inner>, chat: ChatId) {
     let Some(claim) = inner.memory_in_flight.claim(chat) else {
         return;
     };
@@ -458,26 +458,26 @@ pub(crate) fn after_reply(inner: &Arc<crate::engine::Inner>, chat: i64) {
     let task = tokio::spawn(async move {
         let _claim = claim;
         let due = blocking(&task_inner.store, &task_inner.gate, move |s| {
-            Ok(auto_due(s, ChatId(chat))?)
+            Ok(auto_due(s, chat)?)
         })
         .await;
         match due {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => {
-                tracing::warn!(chat, error = %e, "cannot check whether memory extraction is due");
+                tracing::warn!(%chat, error = %e, "cannot check whether memory extraction is due");
                 return;
             }
         }
         let (store, client, gate) = (&task_inner.store, &task_inner.client, &task_inner.gate);
         match run(store, client, gate, chat, None, None).await {
             Ok(x) => tracing::info!(
-                chat,
+                %chat,
                 added = x.added.len(),
                 duplicates = x.duplicates,
                 "automatic memory extraction"
             ),
-            Err(e) => tracing::warn!(chat, error = %e, "automatic memory extraction failed"),
+            Err(e) => tracing::warn!(%chat, error = %e, "automatic memory extraction failed"),
         }
     });
     let mut background = inner.background.lock().unwrap_or_else(|p| p.into_inner());
@@ -513,7 +513,7 @@ pub(crate) struct Extractor {
 impl tavo_tools::MemoryExtractor for Extractor {
     fn extract(
         &self,
-        chat: i64,
+        chat: ChatId,
     ) -> tavo_tools::operation::BoxFuture<Result<Value, tavo_tools::ToolError>> {
         let (store, client, gate, in_flight) = (
             self.store.clone(),

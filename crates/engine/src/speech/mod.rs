@@ -41,10 +41,10 @@ pub use say::{SayRequest, SayVoice};
 pub enum SpeechError {
     /// The chat to play or stop in does not exist.
     #[error("chat {0} not found (see `tavo list chats`)")]
-    ChatNotFound(i64),
+    ChatNotFound(ChatId),
     /// The message to speak does not exist, or belongs to another chat.
     #[error("message {0} not found in this chat")]
-    MessageNotFound(i64),
+    MessageNotFound(MessageId),
     /// The character or persona whose voice was asked for does not exist (`character 12`).
     #[error("{0} not found")]
     TargetNotFound(String),
@@ -113,7 +113,7 @@ fn is_refusal(e: &LlmError) -> bool {
 /// Where `tts` events go: the server's event stream. Answers how many open pages got it.
 pub trait SpeechSink: Send + Sync {
     /// Publishes `{chatId, action, url?, queue?, messageId?}`.
-    fn publish(&self, chat: i64, event: Value) -> usize;
+    fn publish(&self, chat: ChatId, event: Value) -> usize;
 }
 
 /// One synthesized, cached audio file.
@@ -166,17 +166,17 @@ impl PlayOutcome {
 }
 
 /// One play request (every door's shape).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlayRequest {
     /// The chat whose open app plays the audio; its player holds the chat's queue.
-    pub chat: i64,
+    pub chat: ChatId,
     /// The text; `None`: the message's text (`message` must be given).
     pub text: Option<String>,
     /// Whose voice; `None`: the speaker of `message` (a bubble script's host message).
     pub voice: Option<VoiceTarget>,
     /// The message to speak, in `chat`: its text when `text` is `None`, its speaker when
     /// `voice` is `None`. The `play` event carries its id too.
-    pub message: Option<i64>,
+    pub message: Option<MessageId>,
     /// `true` appends to the chat's playback queue; `false` interrupts what is playing and
     /// clears the queue first.
     pub queue: bool,
@@ -215,7 +215,7 @@ impl Speech {
         *self.sink.write().unwrap_or_else(|p| p.into_inner()) = Some(sink);
     }
 
-    fn publish(&self, chat: i64, event: Value) -> usize {
+    fn publish(&self, chat: ChatId, event: Value) -> usize {
         let sink = self.sink.read().unwrap_or_else(|p| p.into_inner()).clone();
         sink.map_or(0, |s| s.publish(chat, event))
     }
@@ -315,18 +315,18 @@ impl Speech {
         // The chat, the message's text and speaker, the voice settings: one trip.
         let (text, target, settings) = self
             .blocking(move |store| {
-                let found = store.get::<tavo_model::Chat>(ChatId(chat))?;
+                let found = store.get::<tavo_model::Chat>(chat)?;
                 let chat_row = found.ok_or(SpeechError::ChatNotFound(chat))?;
                 let msg = match message {
                     Some(id) => {
                         let m = store
-                            .message_get(MessageId(id))?
+                            .message_get(id)?
                             .filter(|_| {
                                 store
-                                    .message_chat(MessageId(id))
+                                    .message_chat(id)
                                     .ok()
                                     .flatten()
-                                    .is_some_and(|c| c.0 == chat)
+                                    .is_some_and(|c| c == chat)
                             })
                             .ok_or(SpeechError::MessageNotFound(id))?;
                         Some(m)
@@ -398,9 +398,9 @@ impl Speech {
 
     /// Stops `chat`'s playback and clears its queue in every open page. Answers whether a
     /// page got the event.
-    pub async fn stop(&self, chat: i64) -> Result<bool, SpeechError> {
+    pub async fn stop(&self, chat: ChatId) -> Result<bool, SpeechError> {
         let exists = self
-            .blocking(move |store| Ok(store.get::<tavo_model::Chat>(ChatId(chat))?.is_some()))
+            .blocking(move |store| Ok(store.get::<tavo_model::Chat>(chat)?.is_some()))
             .await?;
         if !exists {
             return Err(SpeechError::ChatNotFound(chat));
@@ -500,7 +500,7 @@ fn tool_error(e: SpeechError) -> ToolError {
 impl SpeechPlayer for Speech {
     fn play(
         &self,
-        chat: i64,
+        chat: ChatId,
         text: String,
         voice: Value,
         queue: bool,
@@ -536,7 +536,7 @@ impl SpeechPlayer for Speech {
         })
     }
 
-    fn stop(&self, chat: i64) -> BoxFuture<Result<bool, ToolError>> {
+    fn stop(&self, chat: ChatId) -> BoxFuture<Result<bool, ToolError>> {
         let this = self.clone();
         Box::pin(async move { Speech::stop(&this, chat).await.map_err(tool_error) })
     }

@@ -9,7 +9,6 @@ use serde_json::Value;
 use super::{ReplyTask, Stop, Target};
 use crate::hooks::{self, GenerationHooks};
 use crate::status::ReplyStatus;
-use tavo_model::ChatId;
 
 impl ReplyTask {
     /// The id plugins see for this turn's generation.
@@ -46,7 +45,7 @@ impl ReplyTask {
         let chat = self.chat;
         let before = self
             .blocking(move |store| {
-                let last = store.read(|tx| tx.messages_last(ChatId(chat), 64))?;
+                let last = store.read(|tx| tx.messages_last(chat, 64))?;
                 Ok(last
                     .into_iter()
                     .rev()

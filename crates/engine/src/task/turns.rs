@@ -2,15 +2,12 @@
 //! speaker — each builds its prompt, streams and stores its own message — and one final status
 //! and `finished` event for the whole reply.
 
-use tavo_model::MessageId;
-
 use super::{ReplyTask, Stop, Target};
 use crate::EngineError;
 use crate::event::EventKind;
 use crate::group::{self, PlanStop};
 use crate::status::ReplyStatus;
 use serde_json::Value;
-use tavo_model::ChatId;
 
 impl ReplyTask {
     pub(crate) async fn run(mut self) {
@@ -122,11 +119,7 @@ impl ReplyTask {
             (Target::New, Some(id)) if empty && status != ReplyStatus::Finished => {
                 // Nothing was said: leave no empty bubble behind.
                 let removed = self
-                    .blocking(move |store| {
-                        store
-                            .message_delete(MessageId(id))
-                            .map_err(EngineError::from)
-                    })
+                    .blocking(move |store| store.message_delete(id).map_err(EngineError::from))
                     .await;
                 if let Err(e) = removed {
                     tracing::warn!(error = %e, "cannot remove the empty reply message");
@@ -141,7 +134,7 @@ impl ReplyTask {
                 .blocking(move |store| {
                     store
                         .chat_state_set(
-                            ChatId(chat),
+                            chat,
                             tavo_tools::ops::input::DRAFT_KEY,
                             &Value::String(text),
                         )

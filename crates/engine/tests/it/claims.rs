@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::{self, lab};
 use tavo_engine::{EngineError, ReplyRecord, ReplyRequest, ReplyStatus};
-use tavo_model::{ChatId, Message, Role};
+use tavo_model::{Message, Role};
 use tavo_testkit::{Script, Turn, Wire};
 use tavo_tools::Services;
 
@@ -62,11 +62,11 @@ fn sleeper() -> Child {
 fn stale_record(lab: &support::Lab, pid: u32, start: Option<u64>) -> ReplyRecord {
     let message = ok(lab
         .store
-        .message_append(ChatId(lab.chat), &Message::new(Role::Assistant, "half a")));
+        .message_append(lab.chat, &Message::new(Role::Assistant, "half a")));
     let record = ReplyRecord {
         id: "rpl_elsewhere".into(),
         chat_id: lab.chat,
-        message_id: Some(message.0),
+        message_id: Some(message),
         status: ReplyStatus::Running,
         pid,
         process_start: start,
@@ -173,9 +173,11 @@ async fn a_claim_of_a_dead_process_is_taken_over_and_its_reply_cancelled() {
     let engine = lab.engine(Services::default(), None);
     let handle = ok(engine.start(ReplyRequest::normal(lab.chat, "hello")));
     assert_eq!(handle.wait().await, ReplyStatus::Finished);
-    let old = ok(lab
-        .store
-        .message_get(tavo_model::MessageId(stale.message_id.unwrap_or_default())));
+    let old = ok(lab.store.message_get(
+        stale
+            .message_id
+            .expect("the stale record names its message"),
+    ));
     let old = old.unwrap_or_else(|| panic!("the old message is kept"));
     assert_eq!(old.extra["tavoReply"]["id"], "rpl_elsewhere");
     assert_eq!(old.extra["tavoReply"]["status"], "cancelled");

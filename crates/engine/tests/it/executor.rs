@@ -28,7 +28,7 @@ fn a_tool_call_reads_the_approval_policy_off_the_executor() {
         Arc::new(registry),
         Arc::new(Services::default()),
         store.clone(),
-        1,
+        tavo_model::ChatId(1),
         "rpl_executor",
         Limits::default(),
         exposed,

@@ -17,7 +17,7 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
 }
 
 /// A group chat of Ann, Bo and Cy (in that order) with `mode`, `muted` muted by name.
-fn group(lab: &Lab, mode: ReplyMode, muted: &[&str]) -> (i64, Vec<CharacterId>) {
+fn group(lab: &Lab, mode: ReplyMode, muted: &[&str]) -> (ChatId, Vec<CharacterId>) {
     ok(lab.store.write(|tx| {
         let mut members = Vec::new();
         for name in ["Ann", "Bo", "Cy"] {
@@ -45,19 +45,19 @@ fn group(lab: &Lab, mode: ReplyMode, muted: &[&str]) -> (i64, Vec<CharacterId>) 
             .map(|m| m.id)
             .collect();
         chat.set_muted(&muted);
-        Ok((tx.chat_create(&chat)?.0, ids))
+        Ok((tx.chat_create(&chat)?, ids))
     }))
 }
 
-fn speakers(lab: &Lab, chat: i64) -> Vec<(Option<CharacterId>, String)> {
-    ok(lab.store.messages_all(ChatId(chat)))
+fn speakers(lab: &Lab, chat: ChatId) -> Vec<(Option<CharacterId>, String)> {
+    ok(lab.store.messages_all(chat))
         .into_iter()
         .filter(|m| m.role == Role::Assistant)
         .map(|m| (m.character_id, m.content))
         .collect()
 }
 
-fn speaker_events(events: &[ReplyEvent]) -> Vec<(Option<i64>, String, u32, u32)> {
+fn speaker_events(events: &[ReplyEvent]) -> Vec<(Option<CharacterId>, String, u32, u32)> {
     events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -83,7 +83,12 @@ fn warnings(events: &[ReplyEvent]) -> Vec<String> {
         .collect()
 }
 
-async fn reply(lab: &Lab, chat: i64, text: &str, speaker: Option<CharacterId>) -> Vec<ReplyEvent> {
+async fn reply(
+    lab: &Lab,
+    chat: ChatId,
+    text: &str,
+    speaker: Option<CharacterId>,
+) -> Vec<ReplyEvent> {
     let engine = lab.engine(Services::default(), None);
     let handle = ok(engine.start(ReplyRequest::new(
         chat,
@@ -117,8 +122,8 @@ async fn all_reply_answers_every_unmuted_member_in_order_in_one_reply() {
     assert_eq!(
         speaker_events(&events),
         [
-            (Some(ids[0].0), "Ann".to_owned(), 1, 2),
-            (Some(ids[2].0), "Cy".to_owned(), 2, 2)
+            (Some(ids[0]), "Ann".to_owned(), 1, 2),
+            (Some(ids[2]), "Cy".to_owned(), 2, 2)
         ]
     );
     let started: Vec<_> = events
@@ -200,7 +205,7 @@ async fn a_speaker_who_is_not_a_member_is_refused_before_anything_is_written() {
         .map(|e| e.to_string())
         .unwrap_or_default();
     assert!(e.contains("not a member"), "{e}");
-    assert_eq!(ok(lab.store.message_count(ChatId(chat))), 0);
+    assert_eq!(ok(lab.store.message_count(chat)), 0);
 }
 
 #[tokio::test]
@@ -376,13 +381,13 @@ async fn cancelling_a_group_reply_stops_it_as_a_whole() {
 struct Recorder(Mutex<Vec<(String, String, String)>>);
 
 impl tavo_engine::hooks::GenerationHooks for Recorder {
-    fn listening(&self, _chat: i64) -> bool {
+    fn listening(&self, _chat: ChatId) -> bool {
         true
     }
 
     fn run(
         &self,
-        _chat: i64,
+        _chat: ChatId,
         kind: &'static str,
         event: Value,
     ) -> tavo_tools::operation::BoxFuture<Option<Value>> {
@@ -444,7 +449,7 @@ async fn the_prompt_preview_is_built_for_the_member_the_mode_picks_first() {
     let (chat, ids) = group(&lab, ReplyMode::Designated, &[]);
     let mut m = tavo_model::Message::new(Role::User, "@Cy, your turn");
     m.send_date = None;
-    ok(lab.store.message_append(ChatId(chat), &m));
+    ok(lab.store.message_append(chat, &m));
     let engine = lab.engine(Services::default(), None);
     let preview = |speaker: Option<CharacterId>| {
         let engine = engine.clone();
@@ -489,7 +494,7 @@ async fn continuing_in_a_group_keeps_the_message_speaker() {
             .iter()
             .map(|e| e.0)
             .collect::<Vec<_>>(),
-        [Some(ids[1].0)],
+        [Some(ids[1])],
         "one turn, announced: the message's speaker goes on"
     );
     assert_eq!(

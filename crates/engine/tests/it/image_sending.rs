@@ -7,7 +7,7 @@
 use crate::support::{self, lab};
 use serde_json::{Value, json};
 use tavo_engine::{ReplyRequest, ReplyStatus};
-use tavo_model::{ChatId, Message, Role};
+use tavo_model::{ChatId, Message, MessageId, Role};
 use tavo_testkit::{Script, Turn, Wire};
 use tavo_tools::Services;
 
@@ -18,13 +18,13 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
 /// A 1×1 PNG as SillyTavern stores a sent image: a data URL in `extra.image`.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
-fn image_message(store: &tavo_store::Store, chat: i64) -> i64 {
+fn image_message(store: &tavo_store::Store, chat: ChatId) -> MessageId {
     let mut m = Message::new(Role::User, "Look at this.");
     m.extra.insert(
         "extra".into(),
         json!({"image": format!("data:image/png;base64,{PNG}")}),
     );
-    ok(store.message_append(ChatId(chat), &m)).0
+    ok(store.message_append(chat, &m))
 }
 
 /// Where each protocol carries an image, and the base64 in it.
@@ -89,7 +89,7 @@ async fn a_reply_describes_a_sent_image_first_and_carries_the_description() {
             "{wire:?}: {}",
             requests[1].body
         );
-        let stored = ok(lab.store.message_get(tavo_model::MessageId(image)));
+        let stored = ok(lab.store.message_get(image));
         let d = stored
             .map(|m| m.extra["imageDescription"].clone())
             .unwrap_or_default();
@@ -108,8 +108,8 @@ async fn a_reply_describes_a_sent_image_first_and_carries_the_description() {
     }
 }
 
-fn stored_content(lab: &support::Lab, id: i64) -> String {
-    ok(lab.store.message_get(tavo_model::MessageId(id)))
+fn stored_content(lab: &support::Lab, id: MessageId) -> String {
+    ok(lab.store.message_get(id))
         .map(|m| m.content)
         .unwrap_or_default()
 }
@@ -123,7 +123,7 @@ async fn off_nothing_is_described_and_a_failed_description_is_only_a_warning() {
     let reply = ok(engine.start(ReplyRequest::normal(lab.chat, "See?")));
     assert_eq!(reply.wait().await, ReplyStatus::Finished);
     assert_eq!(lab.mock.requests().len(), 1);
-    let stored = ok(lab.store.message_get(tavo_model::MessageId(image)));
+    let stored = ok(lab.store.message_get(image));
     assert!(stored.is_some_and(|m| !m.extra.contains_key("imageDescription")));
 
     // On, but the image is a file that does not exist: a warning, and the reply goes on.
@@ -140,7 +140,7 @@ async fn off_nothing_is_described_and_a_failed_description_is_only_a_warning() {
 
     // The explicit door names what is wrong and stores nothing.
     let err = engine
-        .describe_image(999, None)
+        .describe_image(MessageId(999), None)
         .await
         .err()
         .map(|e| e.code());
@@ -157,7 +157,7 @@ async fn lab_with_missing_file() -> support::Lab {
     let mut m = Message::new(Role::User, "Look.");
     m.extra
         .insert("extra".into(), json!({"image": "files/chat/gone.png"}));
-    ok(lab.store.message_append(ChatId(lab.chat), &m));
+    ok(lab.store.message_append(lab.chat, &m));
     lab
 }
 
@@ -175,13 +175,13 @@ async fn a_message_sent_with_an_image_file_keeps_it_and_bad_images_store_nothing
     ok(lab
         .store
         .files()
-        .save(FileScope::Chat(lab.chat), "dot.png", &png));
+        .save(FileScope::Chat(lab.chat.get()), "dot.png", &png));
     ok(lab
         .store
         .files()
-        .save(FileScope::Chat(lab.chat), "notes.txt", b"hello"));
+        .save(FileScope::Chat(lab.chat.get()), "notes.txt", b"hello"));
     let engine = lab.engine(Services::default(), None);
-    let before = ok(lab.store.message_count(ChatId(lab.chat)));
+    let before = ok(lab.store.message_count(lab.chat));
     let with = |image: &str, text: Option<&str>| {
         let message = tavo_engine::UserMessage::new(text.unwrap_or(""), Some(image.to_owned()))
             .unwrap_or_else(|e| panic!("{e}"));
@@ -214,7 +214,7 @@ async fn a_message_sent_with_an_image_file_keeps_it_and_bad_images_store_nothing
             );
         }
     }
-    assert_eq!(ok(lab.store.message_count(ChatId(lab.chat))), before);
+    assert_eq!(ok(lab.store.message_count(lab.chat)), before);
     assert!(lab.mock.requests().is_empty());
 
     // A file of the chat, and no words: the message keeps it and the reply describes it.
@@ -224,7 +224,7 @@ async fn a_message_sent_with_an_image_file_keeps_it_and_bad_images_store_nothing
     assert_eq!(requests.len(), 2);
     assert!(image_in(Wire::OpenaiChat, &requests[0].body));
     assert!(requests[1].body.to_string().contains("A red pixel."));
-    let last = ok(lab.store.messages_last(ChatId(lab.chat), 2));
+    let last = ok(lab.store.messages_last(lab.chat, 2));
     let sent = &last[0];
     assert_eq!(sent.role, Role::User);
     assert_eq!(sent.content, "");

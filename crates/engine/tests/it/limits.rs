@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tavo_model::ChatId;
 
 use crate::support::{Answers, drive, final_status, lab, tool_results};
 use serde_json::{Value, json};
@@ -29,7 +30,7 @@ impl ExtensionRunner for Sleeper {
     fn run(
         &self,
         _tool: &ExtensionTool,
-        _chat: i64,
+        _chat: ChatId,
         _arguments: Value,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let d = self.0;

@@ -60,7 +60,7 @@ async fn setup() -> Setup {
 
 async fn run(s: &Setup, tool: &str, args: Value) -> Result<Value, tavo_tools::ToolError> {
     let t = s.extensions.get(tool).expect("registered");
-    s.servers.run(&t, 1, args).await
+    s.servers.run(&t, tavo_model::ChatId(1), args).await
 }
 
 #[tokio::test]
@@ -178,7 +178,7 @@ async fn outside_tools_ask_first_and_their_results_keep_the_budgets() {
         confirmed: false,
         refusal: |tool| tavo_tools::ToolError::denied(format!("{tool} needs the user's consent")),
     };
-    let mut scope = CallScope::direct(Some(1), &settings);
+    let mut scope = CallScope::direct(Some(tavo_model::ChatId(1)), &settings);
     let done = dispatcher
         .call(
             &mut scope,

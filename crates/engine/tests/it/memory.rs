@@ -16,7 +16,7 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn add_messages(store: &tavo_store::Store, chat: i64, n: usize) {
+fn add_messages(store: &tavo_store::Store, chat: ChatId, n: usize) {
     for i in 0..n {
         let role = if i % 2 == 0 {
             Role::User
@@ -24,7 +24,7 @@ fn add_messages(store: &tavo_store::Store, chat: i64, n: usize) {
             Role::Assistant
         };
         ok(store.message_append(
-            ChatId(chat),
+            chat,
             &Message::new(
                 role,
                 format!("Fact {i}: the lighthouse keeper's cat is Biscuit."),
@@ -101,9 +101,9 @@ async fn extract_now_stores_short_memories_and_skips_the_known_ones() {
 
     let third = ok(engine.extract_memory(l.chat, None, None).await);
     assert!(third.added.is_empty());
-    let memory = ok(l.store.memory_get(ChatId(l.chat)));
+    let memory = ok(l.store.memory_get(l.chat));
     assert_eq!(memory.memories.len(), 3);
-    let cursor = ok(l.store.chat_state_get(ChatId(l.chat), CURSOR_KEY));
+    let cursor = ok(l.store.chat_state_get(l.chat, CURSOR_KEY));
     assert_eq!(cursor.and_then(|c| c["count"].as_u64()), Some(12));
 }
 
@@ -138,7 +138,7 @@ async fn a_manual_edit_made_during_the_request_is_kept() {
     .await;
     add_messages(&l.store, l.chat, 4);
     ok(l.store
-        .memory_update(ChatId(l.chat), None, Some(&["Old".to_owned()])));
+        .memory_update(l.chat, None, Some(&["Old".to_owned()])));
     let engine = l.engine(Services::default(), None);
     let running = {
         let engine = engine.clone();
@@ -147,11 +147,8 @@ async fn a_manual_edit_made_during_the_request_is_kept() {
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     // The user replaces the list while the model is still answering.
-    ok(l.store.memory_update(
-        ChatId(l.chat),
-        Some(true),
-        Some(&["Edited by the user".to_owned()]),
-    ));
+    ok(l.store
+        .memory_update(l.chat, Some(true), Some(&["Edited by the user".to_owned()])));
     // A second extraction of the same chat is refused while the first runs.
     let busy = engine.extract_memory(l.chat, None, None).await;
     assert!(busy.is_err_and(|e| e.code() == "busy"));
@@ -162,7 +159,7 @@ async fn a_manual_edit_made_during_the_request_is_kept() {
         vec!["A new fact."],
         "the edit already says the rest"
     );
-    let memory = ok(l.store.memory_get(ChatId(l.chat)));
+    let memory = ok(l.store.memory_get(l.chat));
     assert_eq!(memory.memories, vec!["Edited by the user", "A new fact."]);
     assert!(memory.enabled, "the user's switch survives too");
 }
@@ -181,12 +178,14 @@ async fn extraction_failures_name_the_problem_and_change_nothing() {
         empty.is_err_and(|e| e.code() == "invalid_arguments"),
         "no messages yet"
     );
-    let missing = engine.extract_memory(l.chat + 100, None, None).await;
+    let missing = engine
+        .extract_memory(ChatId(l.chat.get() + 100), None, None)
+        .await;
     assert!(missing.is_err_and(|e| e.code() == "resource_not_found"));
     add_messages(&l.store, l.chat, 2);
     let failed = engine.extract_memory(l.chat, None, None).await;
     assert!(failed.is_err_and(|e| e.code() == "internal_error"));
-    assert!(ok(l.store.memory_peek(ChatId(l.chat))).memories.is_empty());
+    assert!(ok(l.store.memory_peek(l.chat)).memories.is_empty());
     let unknown = engine
         .extract_memory(l.chat, Some("nope".into()), None)
         .await;
@@ -206,7 +205,7 @@ async fn automatic_extraction_runs_after_a_reply_once_ten_messages_arrived() {
         &[(EVERY_SETTING, json!(10))],
     )
     .await;
-    ok(l.store.memory_update(ChatId(l.chat), Some(true), None));
+    ok(l.store.memory_update(l.chat, Some(true), None));
     add_messages(&l.store, l.chat, 8);
     let engine = l.engine(Services::default(), None);
 
@@ -215,12 +214,12 @@ async fn automatic_extraction_runs_after_a_reply_once_ten_messages_arrived() {
     let events = drive(&handle, &Answers::default()).await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
     assert!(
-        ok(l.store.memory_peek(ChatId(l.chat))).memories.is_empty(),
+        ok(l.store.memory_peek(l.chat)).memories.is_empty(),
         "the reply ended before the extraction answered"
     );
     engine.wait_background().await;
     assert_eq!(
-        ok(l.store.memory_peek(ChatId(l.chat))).memories,
+        ok(l.store.memory_peek(l.chat)).memories,
         vec!["The user greets politely."]
     );
     let requests = l.mock.requests();
@@ -251,7 +250,7 @@ async fn no_automatic_extraction_while_memory_is_off() {
     drive(&handle, &Answers::default()).await;
     engine.wait_background().await;
     assert_eq!(l.mock.requests().len(), 1);
-    assert!(ok(l.store.memory_peek(ChatId(l.chat))).memories.is_empty());
+    assert!(ok(l.store.memory_peek(l.chat)).memories.is_empty());
 }
 
 #[tokio::test]

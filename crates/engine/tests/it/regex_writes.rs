@@ -5,7 +5,7 @@
 use crate::support::{Answers, drive, final_status, lab};
 use serde_json::json;
 use tavo_engine::{EventKind, ReplyRequest, ReplyStatus};
-use tavo_model::{ChatId, RegexEntry, RegexGroup, RegexPlacement, RegexTiming, Role, Summary};
+use tavo_model::{RegexEntry, RegexGroup, RegexPlacement, RegexTiming, Role, Summary};
 use tavo_testkit::{Script, Turn, Wire};
 use tavo_tools::Services;
 
@@ -49,7 +49,7 @@ async fn a_reply_stores_both_messages_through_the_receive_rules() {
         ],
         ..RegexGroup::default()
     }));
-    let mut chat = ok(lab.store.chat_get(ChatId(lab.chat))).unwrap_or_else(|| panic!("chat"));
+    let mut chat = ok(lab.store.chat_get(lab.chat)).unwrap_or_else(|| panic!("chat"));
     chat.regexes.push(Summary {
         id: group,
         name: "rules".into(),

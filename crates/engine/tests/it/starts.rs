@@ -74,7 +74,7 @@ async fn a_provider_that_never_answers_does_not_hold_up_other_starts() {
             })
             .unwrap_or_else(|e| panic!("{e}"));
         let handle = engine
-            .start(ReplyRequest::normal(chat.0, "hello?"))
+            .start(ReplyRequest::normal(chat, "hello?"))
             .unwrap_or_else(|e| panic!("{e}"));
         handles.push(handle);
     }

@@ -310,10 +310,10 @@ async fn a_started_reply_names_the_user_message_it_stored() {
     drive(&handle, &Answers::default()).await;
     let stored = lab
         .store
-        .messages_last(tavo_model::ChatId(lab.chat), 2)
+        .messages_last(lab.chat, 2)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stored[0].content, "hello");
-    assert_eq!(handle.user_message_id(), stored[0].id.map(|m| m.0));
+    assert_eq!(handle.user_message_id(), stored[0].id);
     assert_eq!(stored[1].content, "first");
 
     // A regenerate stores no user message, so it names none.

@@ -6,6 +6,7 @@
 //! message and a reply starts, or `/imagine <prompt>` makes an image.
 
 use std::time::Duration;
+use tavo_model::ChatId;
 
 use serde_json::{Value, json};
 use tavo_engine::EngineError;
@@ -42,7 +43,7 @@ fn engine_error(e: EngineError) -> ToolError {
 }
 
 impl InputSend for ServerInput {
-    fn send(&self, chat: i64, text: Option<String>) -> BoxFuture<Result<Value, ToolError>> {
+    fn send(&self, chat: ChatId, text: Option<String>) -> BoxFuture<Result<Value, ToolError>> {
         let state = self.state.clone();
         Box::pin(async move {
             if let Some(page) = state.pages.page_for_chat(chat) {

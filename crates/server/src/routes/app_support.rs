@@ -119,7 +119,7 @@ pub async fn choose_swipe(
     Path((chat, message)): Path<(i64, i64)>,
     Json(choice): Json<SwipeChoice>,
 ) -> ApiResult<Json<Message>> {
-    if state.replies.for_chat(chat).is_some() {
+    if state.replies.for_chat(ChatId(chat)).is_some() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
             "busy",

@@ -8,6 +8,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tavo_model::ChatId;
 use tavo_tools::approval::{Approval, ApprovalPolicy};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -35,7 +36,7 @@ pub(crate) fn remember_everywhere(
 #[utoipa::path(get, path = "/api/chats/{id}/approvals", tag = "chats",
     params(("id" = i64, Path)),
     responses((status = 200, description = "`{tools}`", body = Object)))]
-pub async fn list(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+pub async fn list(State(state): State<AppState>, Path(id): Path<ChatId>) -> ApiResult<Json<Value>> {
     let policy = state.blocking_api(read).await?;
     let tools = policy.chats.get(&id).cloned().unwrap_or_default();
     Ok(Json(json!({ "tools": tools })))
@@ -49,7 +50,7 @@ pub async fn list(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResu
               (status = 500, description = "The policy could not be saved", body = ErrorBody)))]
 pub async fn forget(
     State(state): State<AppState>,
-    Path((id, tool)): Path<(i64, String)>,
+    Path((id, tool)): Path<(ChatId, String)>,
 ) -> ApiResult<Json<Value>> {
     let tools = state
         .blocking_api(move |s| {

@@ -17,7 +17,6 @@ use futures_util::Stream;
 use futures_util::stream::{self, StreamExt};
 use serde_json::json;
 use tavo_engine::{ReplyEvent, ReplyHandle};
-use tavo_model::MessageId;
 use tokio::sync::broadcast;
 
 use crate::error::{ApiError, ApiResult};
@@ -137,7 +136,7 @@ pub async fn reply(
                 return Ok(None);
             };
             let message = match record.message_id {
-                Some(m) => tavo_tools::reads::message(s, MessageId(m))?,
+                Some(m) => tavo_tools::reads::message(s, m)?,
                 None => None,
             };
             Ok(Some((record, message)))

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tavo_engine::generate::{GenerateError, GenerateRequest, Generated};
 use tavo_llm::Parameters;
+use tavo_model::{ChatId, PresetId};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -53,14 +54,14 @@ pub struct GenerateSettings {
     pub max_completion_tokens: Option<u32>,
 }
 
-fn preset_id(v: &Option<Value>) -> Result<Option<i64>, ApiError> {
+fn preset_id(v: &Option<Value>) -> Result<Option<PresetId>, ApiError> {
     let id = match v {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Object(o)) => o.get("id").and_then(Value::as_i64),
         Some(other) => other.as_i64(),
     };
     match id {
-        Some(id) if id > 0 => Ok(Some(id)),
+        Some(id) if id > 0 => Ok(Some(PresetId(id))),
         _ => Err(ApiError::bad_request(
             "options.preset must be a preset id (a positive integer) or an object with id",
         )),
@@ -87,7 +88,7 @@ fn generate_error(e: GenerateError) -> ApiError {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn generate(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChatId>,
     Json(body): Json<GenerateBody>,
 ) -> ApiResult<Json<Generated>> {
     let o = body.options;

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use tavo_engine::image::imagine_prompt;
 use tavo_llm::media::image::{ImageConnection, ImagePlatform};
 use tavo_llm::media::{KeyChange, MediaPatch, Platform as _};
+use tavo_model::ChatId;
 use tavo_tools::ops::image::{ImageOptions, Storage};
 use tavo_tools::{ErrorCode, ToolError};
 
@@ -86,7 +87,7 @@ pub async fn generate(
         .replies
         .engine()
         .generate_image(
-            body.chat_id,
+            body.chat_id.map(ChatId),
             body.prompt,
             options,
             body.connection,
@@ -123,7 +124,7 @@ pub struct ImagineBody {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn imagine(
     State(state): State<AppState>,
-    Path(chat): Path<i64>,
+    Path(chat): Path<ChatId>,
     Json(body): Json<ImagineBody>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let prompt = imagine_prompt(&body.prompt)
@@ -137,7 +138,7 @@ pub async fn imagine(
 /// send run it: `tavo_engine::send`).
 pub async fn imagine_in(
     state: &AppState,
-    chat: i64,
+    chat: ChatId,
     prompt: &str,
     connection: Option<String>,
 ) -> ApiResult<Value> {
@@ -149,7 +150,7 @@ pub async fn imagine_in(
         .map_err(image_error)?;
     state
         .hub
-        .library("message", "created", Some(done.message_id));
+        .library("message", "created", Some(done.message_id.get()));
     serde_json::to_value(&done).map_err(|e| ApiError::internal("answering /imagine", e))
 }
 

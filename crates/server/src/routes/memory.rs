@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 use tavo_engine::memory::MemoryError;
-use tavo_model::Memory;
+use tavo_model::{ChatId, Memory};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -18,7 +18,7 @@ use crate::state::AppState;
     params(("id" = i64, Path)),
     responses((status = 200, description = "`{id, enabled, memories}`", body = Object),
               (status = 404, description = "No such chat", body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<Memory>> {
+pub async fn get(State(state): State<AppState>, Path(id): Path<ChatId>) -> ApiResult<Json<Memory>> {
     let memory = state
         .blocking_api(move |s| Ok(tavo_tools::memories::memory(s, id)?))
         .await?;
@@ -50,7 +50,7 @@ pub struct MemoryPatch {
               (status = 404, description = "No such chat", body = ErrorBody)))]
 pub async fn put(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChatId>,
     Json(patch): Json<MemoryPatch>,
 ) -> ApiResult<Json<Memory>> {
     // The write of `tavo memory set` and `tavo_memory_update`: a blank text is refused at
@@ -65,7 +65,7 @@ pub async fn put(
             )?)
         })
         .await?;
-    state.hub.library("chat", "memory", Some(id));
+    state.hub.library("chat", "memory", Some(id.get()));
     Ok(Json(memory))
 }
 
@@ -107,7 +107,7 @@ fn memory_error(e: MemoryError) -> ApiError {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn extract(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChatId>,
     body: Option<Json<ExtractOptions>>,
 ) -> ApiResult<Json<Value>> {
     let options = body.map(|Json(b)| b).unwrap_or_default();
@@ -118,7 +118,7 @@ pub async fn extract(
         .await
         .map_err(memory_error)?;
     if !extraction.added.is_empty() {
-        state.hub.library("chat", "memory", Some(id));
+        state.hub.library("chat", "memory", Some(id.get()));
     }
     let value = serde_json::to_value(&extraction)
         .map_err(|e| ApiError::internal("the memory extraction", e))?;

@@ -18,6 +18,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tavo_model::ChatId;
 use tavo_tools::approval::declined;
 use tavo_tools::registry::complete;
 use tavo_tools::{
@@ -143,7 +144,12 @@ async fn run_call(
     let call = ToolCall::new("http", name, args);
     let dispatcher = state.replies.engine().dispatcher();
     dispatcher
-        .call_direct(Origin::Http, query.chat, DirectTarget::Named(&call), &door)
+        .call_direct(
+            Origin::Http,
+            query.chat.map(ChatId),
+            DirectTarget::Named(&call),
+            &door,
+        )
         .await
         .completed
 }

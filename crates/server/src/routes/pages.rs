@@ -17,6 +17,7 @@ use futures_util::stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_engine::pages::{PageError, PageToolSpec};
+use tavo_model::ChatId;
 use tavo_tools::ToolSettings;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -97,7 +98,7 @@ pub async fn events(
             .await?;
         settings.enabled
     };
-    let link = state.pages.attach(q.chat);
+    let link = state.pages.attach(q.chat.map(ChatId));
     let first = sse::json_frame(
         None,
         "page",
@@ -156,7 +157,10 @@ pub async fn set_chat(
     Path(page): Path<String>,
     Json(body): Json<ChatBody>,
 ) -> ApiResult<StatusCode> {
-    state.pages.set_chat(&page, body.chat).map_err(gone)?;
+    state
+        .pages
+        .set_chat(&page, body.chat.map(ChatId))
+        .map_err(gone)?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_engine::send::{Attachment, Outgoing, Sent};
 use tavo_engine::{EngineError, GenerationKind, ReplyKind, ReplyRequest, RespondError, Response};
-use tavo_model::CharacterId;
+use tavo_model::{CharacterId, ChatId};
 use tavo_tools::{ToolError, UserAnswer};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -91,7 +91,7 @@ pub struct NewMessage {
               (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
 pub async fn send_message(
     State(state): State<AppState>,
-    Path(chat): Path<i64>,
+    Path(chat): Path<ChatId>,
     Json(body): Json<NewMessage>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     // The engine's one send: `/imagine`, the empty-send refusal and the attachment are its
@@ -186,7 +186,7 @@ fn reply_kind(body: &NewReply) -> Result<(ReplyKind, Option<String>), ApiError> 
               (status = 409, description = "The chat already has a live reply (`busy`)", body = ErrorBody)))]
 pub async fn start(
     State(state): State<AppState>,
-    Path(chat): Path<i64>,
+    Path(chat): Path<ChatId>,
     Json(body): Json<NewReply>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let (kind, message) = reply_kind(&body)?;
@@ -375,7 +375,7 @@ pub async fn answer(
               (status = 404, description = "The chat has no live reply", body = ErrorBody)))]
 pub async fn chat_reply(
     State(state): State<AppState>,
-    Path(chat): Path<i64>,
+    Path(chat): Path<ChatId>,
 ) -> ApiResult<Json<Value>> {
     state
         .replies

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use tavo_engine::describe::{DescribeError, ImageDescription};
 use tavo_engine::translate::{TranslateError, Translation};
+use tavo_model::MessageId;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -48,7 +49,7 @@ fn message_error(code: &'static str, message: String) -> ApiError {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn translate(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<MessageId>,
     body: Option<Json<TranslateBody>>,
 ) -> ApiResult<Json<Translation>> {
     let b = body.map(|Json(b)| b).unwrap_or_default();
@@ -58,7 +59,7 @@ pub async fn translate(
         .translate_message(id, b.language, b.connection)
         .await
         .map_err(translate_error)?;
-    state.hub.library("message", "updated", Some(id));
+    state.hub.library("message", "updated", Some(id.get()));
     Ok(Json(done))
 }
 
@@ -81,7 +82,7 @@ pub struct DescribeBody {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn describe_image(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<MessageId>,
     body: Option<Json<DescribeBody>>,
 ) -> ApiResult<Json<ImageDescription>> {
     let b = body.map(|Json(b)| b).unwrap_or_default();
@@ -91,6 +92,6 @@ pub async fn describe_image(
         .describe_image(id, b.connection)
         .await
         .map_err(|e: DescribeError| message_error(e.code(), e.to_string()))?;
-    state.hub.library("message", "updated", Some(id));
+    state.hub.library("message", "updated", Some(id.get()));
     Ok(Json(done))
 }

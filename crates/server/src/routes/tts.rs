@@ -8,6 +8,7 @@
 //! Connection keys are write-only: every answer masks them.
 
 use std::sync::Arc;
+use tavo_model::{ChatId, MessageId};
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -30,7 +31,7 @@ use crate::state::AppState;
 pub struct HubSink(pub Hub);
 
 impl SpeechSink for HubSink {
-    fn publish(&self, _chat: i64, event: Value) -> usize {
+    fn publish(&self, _chat: ChatId, event: Value) -> usize {
         let listeners = self.0.subscribers();
         self.0.publish("tts", event);
         listeners
@@ -98,7 +99,7 @@ pub struct PlayBody {
               (status = 502, description = "The provider failed", body = ErrorBody)))]
 pub async fn play(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChatId>,
     body: Option<Json<PlayBody>>,
 ) -> ApiResult<Json<Value>> {
     let b = body.map(|Json(b)| b).unwrap_or_default();
@@ -115,7 +116,7 @@ pub async fn play(
             chat: id,
             text: b.text,
             voice,
-            message: b.message_id,
+            message: b.message_id.map(MessageId),
             queue: b.queue,
             apply_playback_rules: b.apply_playback_rules,
         })
@@ -129,7 +130,7 @@ pub async fn play(
     params(("id" = i64, Path)),
     responses((status = 200, description = "`{stopped}`: whether an open page got the stop", body = Object),
               (status = 404, description = "No such chat", body = ErrorBody)))]
-pub async fn stop(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+pub async fn stop(State(state): State<AppState>, Path(id): Path<ChatId>) -> ApiResult<Json<Value>> {
     let stopped = state
         .replies
         .engine()

@@ -12,7 +12,7 @@ use tavo_engine::GenerationKind;
 use tavo_engine::prompt::PreviewRequest;
 use tavo_engine::regex_test::{RuleSample, RuleTest};
 use tavo_llm::Parameters;
-use tavo_model::{CharacterId, RegexEntry, RegexPlacement};
+use tavo_model::{CharacterId, ChatId, RegexEntry, RegexPlacement};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::routes::replies::engine_error;
@@ -44,7 +44,7 @@ pub struct PromptQuery {
               (status = 404, description = "No such chat", body = ErrorBody)))]
 pub async fn prompt(
     State(state): State<AppState>,
-    Path(id): Path<i64>,
+    Path(id): Path<ChatId>,
     Query(q): Query<PromptQuery>,
 ) -> ApiResult<Json<Value>> {
     let kind = match q.kind.as_deref() {
@@ -69,7 +69,7 @@ pub async fn prompt(
         record: false,
     };
     let exists = state
-        .blocking_api(move |s| Ok(tavo_tools::reads::chat(s, tavo_model::ChatId(id))?))
+        .blocking_api(move |s| Ok(tavo_tools::reads::chat(s, id)?))
         .await?
         .is_some();
     if !exists {

@@ -494,7 +494,7 @@ async fn questions_and_confirmations_are_answered_over_http() {
     let policy = tavo_tools::ApprovalPolicy::load(&s.store).expect("policy");
     assert_eq!(
         policy.approval(
-            Some(chat),
+            Some(tavo_model::ChatId(chat)),
             "tavo_persona_delete",
             tavo_tools::Safety::Confirm
         ),

@@ -3,7 +3,6 @@
 
 use crate::support::store;
 use tavo_model::{Character, Chat, Lorebook, Message, Persona, Preset, RegexGroup, Role};
-use tavo_store::image_mime_type;
 
 fn named<T: Default>(f: impl FnOnce(&mut T)) -> T {
     let mut t = T::default();
@@ -185,12 +184,4 @@ fn a_chat_whose_speakers_match_nothing_creates_only_the_chat() {
     assert!(result.characters.is_empty());
     assert!(store.list::<Character>().unwrap().is_empty());
     assert_eq!(store.message_count(result.chat_id).unwrap(), 1);
-}
-
-#[test]
-fn image_types_are_sniffed() {
-    assert_eq!(image_mime_type(b"\xFF\xD8\xFF\xE0"), "image/jpeg");
-    assert_eq!(image_mime_type(b"GIF89a..."), "image/gif");
-    assert_eq!(image_mime_type(b"RIFF\0\0\0\0WEBPVP8 "), "image/webp");
-    assert_eq!(image_mime_type(b"hello"), "application/octet-stream");
 }

@@ -163,8 +163,12 @@ fn register_chat_writes(set: &mut McpTools) {
                 after: Some(after),
                 commit: Box::new(move |cx: McpContext| {
                     Box::pin(async move {
-                        cx.run_operation("tavo_chat_update", Some(id), json!({"chat": fields}))
-                            .await
+                        cx.run_operation(
+                            "tavo_chat_update",
+                            Some(ChatId(id)),
+                            json!({"chat": fields}),
+                        )
+                        .await
                     })
                 }),
             }))
@@ -326,7 +330,11 @@ pub fn current_chat(store: &Store) -> Result<Option<i64>, ToolError> {
 
 /// The message an argument set targets: `id` (stable) or `index` (0-based floor; negative from
 /// the end); the id wins.
-fn target_message(store: &Store, chat: i64, args: &Map<String, Value>) -> Result<i64, ToolError> {
+fn target_message(
+    store: &Store,
+    chat: ChatId,
+    args: &Map<String, Value>,
+) -> Result<i64, ToolError> {
     if let Some(v) = args.get("id").filter(|v| !v.is_null()) {
         return v.as_i64().filter(|i| *i > 0).ok_or_else(|| {
             ToolError::invalid_at("id", "positive integer", crate::error::json_type_name(v))
@@ -343,7 +351,7 @@ fn target_message(store: &Store, chat: i64, args: &Map<String, Value>) -> Result
         ToolError::invalid_at("index", "integer", crate::error::json_type_name(v))
     })?;
     let count = store
-        .message_count(ChatId(chat))
+        .message_count(chat)
         .map_err(|e| store_error("counting", e))? as i64;
     let floor = if index < 0 { count + index } else { index };
     if floor < 0 || floor >= count {
@@ -353,7 +361,7 @@ fn target_message(store: &Store, chat: i64, args: &Map<String, Value>) -> Result
         ));
     }
     let found = store
-        .messages_range(ChatId(chat), floor as u64, Some(floor as u64))
+        .messages_range(chat, floor as u64, Some(floor as u64))
         .map_err(|e| store_error("reading the messages", e))?;
     found
         .first()
@@ -362,8 +370,8 @@ fn target_message(store: &Store, chat: i64, args: &Map<String, Value>) -> Result
         .ok_or_else(|| ToolError::internal("reading the message"))
 }
 
-fn chat_id(args: &Map<String, Value>) -> Result<i64, ToolError> {
-    id_field(args, "chatId")
+fn chat_id(args: &Map<String, Value>) -> Result<ChatId, ToolError> {
+    id_field(args, "chatId").map(ChatId)
 }
 
 fn with_chat(mut schema: Value) -> Value {
@@ -549,7 +557,9 @@ fn register_chat_scoped(set: &mut McpTools, registry: &crate::Registry) {
                     let chat = chat_id(&args)?;
                     args.shift_remove("chatId");
                     let exists = cx
-                        .blocking("reading the chat", move |store| chat_json(store, chat))
+                        .blocking("reading the chat", move |store| {
+                            chat_json(store, chat.get())
+                        })
                         .await?;
                     if !writes {
                         let v = cx
@@ -588,9 +598,9 @@ fn register_chat_scoped(set: &mut McpTools, registry: &crate::Registry) {
             let text = args.get("text").and_then(Value::as_str).map(str::to_owned);
             let draft = cx
                 .blocking("reading the chat", move |store| {
-                    chat_json(store, chat)?;
+                    chat_json(store, chat.get())?;
                     store
-                        .chat_state_get(ChatId(chat), crate::ops::input::DRAFT_KEY)
+                        .chat_state_get(chat, crate::ops::input::DRAFT_KEY)
                         .map(|v| v.and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
                         .map_err(|e| store_error("reading the draft", e))
                 })

@@ -25,6 +25,7 @@ mod search;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tavo_model::ChatId;
 
 use serde_json::{Map, Value, json};
 use tavo_store::Store;
@@ -58,7 +59,7 @@ pub struct McpContext {
 pub trait InputSend: Send + Sync {
     /// Answers `{ok: true, messageId, replyId, via}` or, when a plugin cancelled the send,
     /// `{ok: false, reason: "cancelled", cancelledBy, message}`.
-    fn send(&self, chat: i64, text: Option<String>) -> BoxFuture<Result<Value, ToolError>>;
+    fn send(&self, chat: ChatId, text: Option<String>) -> BoxFuture<Result<Value, ToolError>>;
 }
 
 impl McpContext {
@@ -94,7 +95,7 @@ impl McpContext {
     pub async fn run_operation(
         &self,
         tool: &str,
-        chat: Option<i64>,
+        chat: Option<ChatId>,
         arguments: Value,
     ) -> Result<Value, ToolError> {
         let settings = self.dispatcher.tool_settings(tool).await?;
@@ -118,7 +119,7 @@ impl McpContext {
     where
         F: FnOnce(Map<String, Value>) -> BoxFuture<Result<Value, ToolError>> + Send + 'static,
     {
-        let chat = arguments.get("chatId").and_then(Value::as_i64);
+        let chat = arguments.get("chatId").and_then(Value::as_i64).map(ChatId);
         let door_tool = DoorTool {
             name: tool.name.clone(),
             safety: tool.safety,

@@ -7,7 +7,6 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tavo_model::ChatId;
 use tavo_store::AssetKind;
 
 pub use crate::chats::{BackgroundArg, ChatEdit, NewChat, double_option};
@@ -38,7 +37,7 @@ async fn current(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
     ctx.blocking("reading the chat", move |store| {
         let v = store
-            .asset_json(AssetKind::Chat, chat)
+            .asset_json(AssetKind::Chat, chat.get())
             .map_err(|e| store_error("reading the chat", e))?;
         Outcome::value(v.ok_or_else(|| missing("chat", chat))?)
     })
@@ -48,11 +47,7 @@ async fn current(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
 async fn update(args: UpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat_id = ctx.chat_id()?;
     ctx.blocking("updating the chat", move |store| {
-        Outcome::value(crate::chats::update_chat(
-            store,
-            ChatId(chat_id),
-            args.chat,
-        )?)
+        Outcome::value(crate::chats::update_chat(store, chat_id, args.chat)?)
     })
     .await
 }

@@ -104,7 +104,7 @@ pub struct PositiveId(#[schemars(range(min = 1))] pub i64);
 pub struct NoArgs {}
 
 /// `resource_not_found` for an asset id.
-pub fn missing(kind: &str, id: i64) -> ToolError {
+pub fn missing(kind: &str, id: impl std::fmt::Display) -> ToolError {
     ToolError::new(
         ErrorCode::ResourceNotFound,
         format!("{kind} {id} does not exist; call the matching all or find tool to get a valid id"),

@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tavo_model::ChatId;
 use tavo_store::files::{FileScope, validate_name, virtual_path};
 
 use crate::budget::ToolResult;
@@ -146,14 +147,14 @@ pub struct ListArgs {
 pub fn resolve_scope(ctx: &OpContext, scope: Option<ScopeArg>) -> Result<FileScope, ToolError> {
     match scope.unwrap_or_default() {
         ScopeArg::Global => Ok(FileScope::Global),
-        ScopeArg::Chat => ctx.chat_id().map(FileScope::Chat),
+        ScopeArg::Chat => ctx.chat_id().map(|c| FileScope::Chat(c.get())),
     }
 }
 
 /// `resource_not_found` when a chat scope names a chat that does not exist.
 fn ensure_scope(store: &tavo_store::Store, scope: FileScope) -> Result<(), ToolError> {
     match scope {
-        FileScope::Chat(id) => crate::ops::require_chat(store, Some(id)),
+        FileScope::Chat(id) => crate::ops::require_chat(store, Some(ChatId(id))),
         FileScope::Global => Ok(()),
     }
 }

@@ -10,6 +10,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tavo_model::ChatId;
 use tavo_model::ImageType;
 use tavo_store::files::FileScope;
 
@@ -142,7 +143,7 @@ fn check_dims(path: &str, value: Option<&str>, sep: char, expected: &str) -> Res
 /// Reads one reference image: a data URL or a stored file of the chat or the global storage.
 fn read_reference(
     store: &tavo_store::Store,
-    chat: Option<i64>,
+    chat: Option<ChatId>,
     index: usize,
     r: &str,
 ) -> Result<(Vec<u8>, String), ToolError> {
@@ -159,7 +160,7 @@ fn read_reference(
                     format!("{path}: files/chat/… needs a chat, and this call has none"),
                 )
             })?;
-            (FileScope::Chat(chat), name)
+            (FileScope::Chat(chat.get()), name)
         } else if let Some(name) = r.strip_prefix("files/global/") {
             (FileScope::Global, name)
         } else {
@@ -290,7 +291,7 @@ pub async fn generate_image(
     });
     ctx.blocking("storing the image", move |store| {
         if let FileScope::Chat(id) = scope {
-            require_chat(store, Some(id))?;
+            require_chat(store, Some(ChatId(id)))?;
         }
         let path = store
             .files()

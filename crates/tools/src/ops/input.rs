@@ -34,18 +34,18 @@ fn internal(e: tavo_store::StoreError) -> ToolError {
 }
 
 /// The chat's current draft ("" when none).
-pub fn read_draft(store: &Store, chat: i64) -> Result<String, ToolError> {
+pub fn read_draft(store: &Store, chat: ChatId) -> Result<String, ToolError> {
     Ok(store
-        .chat_state_get(ChatId(chat), DRAFT_KEY)
+        .chat_state_get(chat, DRAFT_KEY)
         .map_err(internal)?
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default())
 }
 
 /// Replaces the chat's draft (`""` clears it).
-pub fn write_draft(store: &Store, chat: i64, text: &str) -> Result<(), ToolError> {
+pub fn write_draft(store: &Store, chat: ChatId, text: &str) -> Result<(), ToolError> {
     store
-        .chat_state_set(ChatId(chat), DRAFT_KEY, &Value::String(text.to_owned()))
+        .chat_state_set(chat, DRAFT_KEY, &Value::String(text.to_owned()))
         .map_err(internal)
 }
 

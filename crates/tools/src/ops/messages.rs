@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tavo_model::{ChatId, Message, MessageId, Role};
+use tavo_model::{CharacterId, ChatId, Message, MessageId, Role};
 use tavo_store::Store;
 
 use crate::context::{OpContext, store_error};
@@ -174,7 +174,7 @@ async fn find(args: FindArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
     ctx.blocking("reading messages", move |store| {
         require_chat(store, Some(chat))?;
-        let id = ChatId(chat);
+        let id = chat;
         let count = store
             .message_count(id)
             .map_err(|e| store_error("reading messages", e))?;
@@ -225,13 +225,13 @@ async fn find(args: FindArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     .await
 }
 
-fn load_message(store: &Store, chat: i64, id: i64) -> Result<Message, ToolError> {
-    crate::messages::message_in_chat(store, ChatId(chat), MessageId(id))
+fn load_message(store: &Store, chat: ChatId, id: MessageId) -> Result<Message, ToolError> {
+    crate::messages::message_in_chat(store, chat, id)
 }
 
 async fn get(args: IdArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let chat = ctx.chat_id()?;
-    let id = args.id.get();
+    let id = MessageId(args.id.get());
     ctx.blocking("reading the message", move |store| {
         require_chat(store, Some(chat))?;
         Outcome::value(message_json(&load_message(store, chat, id)?))
@@ -244,7 +244,7 @@ async fn count(_: NoArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     ctx.blocking("counting messages", move |store| {
         require_chat(store, Some(chat))?;
         let n = store
-            .message_count(ChatId(chat))
+            .message_count(chat)
             .map_err(|e| store_error("counting messages", e))?;
         Outcome::value(json!({"count": n}))
     })
@@ -262,9 +262,9 @@ async fn append(args: AppendArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
             SpeakerRole::System => Role::System,
         };
         let mut draft = MessageDraft::new(role, new.content);
-        draft.character_id = new.character_id;
+        draft.character_id = new.character_id.map(CharacterId);
         draft.hidden = new.hidden.unwrap_or(false);
-        let written = append_message(store, ChatId(chat), draft)?;
+        let written = append_message(store, chat, draft)?;
         Outcome::value(written_json(&written))
     })
     .await
@@ -290,7 +290,7 @@ async fn update(args: UpdateArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
             reasoning: edit.reasoning,
             hidden: Some(edit.hidden.unwrap_or(false)),
         };
-        let written = edit_message(store, ChatId(chat), MessageId(edit.id), change)?;
+        let written = edit_message(store, chat, MessageId(edit.id), change)?;
         Outcome::value(written_json(&written))
     })
     .await
@@ -301,7 +301,7 @@ async fn delete(args: IdArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let id = args.id.get();
     ctx.blocking("deleting the message", move |store| {
         require_chat(store, Some(chat))?;
-        delete_message(store, ChatId(chat), MessageId(id))?;
+        delete_message(store, chat, MessageId(id))?;
         Outcome::value(json!({"id": id}))
     })
     .await

@@ -44,9 +44,9 @@ pub fn register_all(r: &mut Registry) -> Result<(), SchemaError> {
 /// `resource_not_found` unless the chat exists (a no-op for `None`), in the words of the
 /// operations themselves, so that every door refuses a missing chat alike (the caller may
 /// have named the chat: `--chat`, `?chat=`).
-pub fn require_chat(store: &Store, chat: Option<i64>) -> Result<(), ToolError> {
+pub fn require_chat(store: &Store, chat: Option<ChatId>) -> Result<(), ToolError> {
     let Some(id) = chat else { return Ok(()) };
-    match store.chat_get(ChatId(id)) {
+    match store.chat_get(id) {
         Ok(Some(_)) => Ok(()),
         Ok(None) => Err(common::missing("chat", id)),
         Err(e) => Err(store_error("reading the chat", e)),

@@ -258,7 +258,7 @@ async fn export(args: ExportArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
             .map_err(|_| ToolError::internal("exporting the theme"))?;
         let path = store
             .files()
-            .save(FileScope::Chat(chat), &file, &bytes)
+            .save(FileScope::Chat(chat.get()), &file, &bytes)
             .map_err(|e| store_error("exporting the theme", e))?;
         Outcome::value(json!({"path": path, "name": file, "size": bytes.len()}))
     })
@@ -345,7 +345,7 @@ async fn import(args: ImportArgs, ctx: OpContext) -> Result<Outcome, ToolError> 
             require_chat(store, Some(chat))?;
             let bytes = store
                 .files()
-                .load(FileScope::Chat(chat), &name)
+                .load(FileScope::Chat(chat.get()), &name)
                 .map_err(|e| store_error("importing the theme", e))?
                 .ok_or_else(|| {
                     ToolError::new(ErrorCode::ResourceNotFound, format!("no file named {name:?} in this chat's files"))

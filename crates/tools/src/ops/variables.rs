@@ -13,7 +13,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tavo_model::ChatId;
 
 use crate::context::OpContext;
 use crate::error::ToolError;
@@ -99,9 +98,9 @@ fn scope_of(
     }
     match scope.unwrap_or_default() {
         VarScopeArg::Global => Ok((VarTarget::Global, "global")),
-        VarScopeArg::Chat => Ok((VarTarget::Chat(ChatId(ctx.chat_id()?)), "chat")),
+        VarScopeArg::Chat => Ok((VarTarget::Chat(ctx.chat_id()?), "chat")),
         VarScopeArg::Message => Ok((
-            VarTarget::Message(ChatId(ctx.chat_id()?), message.unwrap_or_default()),
+            VarTarget::Message(ctx.chat_id()?, message.unwrap_or_default()),
             "message",
         )),
     }

@@ -7,11 +7,11 @@ use serde_json::json;
 use tavo_model::{ChatId, Message, Role};
 use tavo_store::VarScope;
 
-fn messages(lib: &Lib, chat: i64, n: usize) -> Vec<i64> {
+fn messages(lib: &Lib, chat: ChatId, n: usize) -> Vec<i64> {
     (0..n)
         .map(|i| {
             lib.store
-                .message_append(ChatId(chat), &Message::new(Role::User, format!("m{i}")))
+                .message_append(chat, &Message::new(Role::User, format!("m{i}")))
                 .map(|id| id.0)
                 .unwrap_or_else(|e| panic!("{e}"))
         })
@@ -55,7 +55,7 @@ async fn message_scope_by_id_index_or_last_message() {
     );
     assert_eq!(var(VarScope::Message(ids[2]), "last"), Some(json!(true)));
     assert_eq!(
-        var(VarScope::Chat(chat), "hp"),
+        var(VarScope::Chat(chat.get()), "hp"),
         None,
         "scopes never fall through"
     );
@@ -133,7 +133,7 @@ async fn advanced_rendering_is_on_by_default_and_switched_by_chat_update() {
     assert_eq!(updated["advancedRendering"], json!(false));
     let stored = lib
         .store
-        .chat_get(ChatId(chat))
+        .chat_get(chat)
         .unwrap_or_default()
         .unwrap_or_default();
     assert!(!stored.advanced_rendering);

@@ -161,7 +161,7 @@ async fn chat_update_binds_preset_lorebooks_and_regexes_in_one_transaction() {
         .unwrap_or_default();
     let updated = lib
         .ok(
-            Some(chat),
+            Some(ChatId(chat)),
             "tavo_chat_update",
             json!({"chat": {"preset": preset, "lorebooks": [], "regexes": [regex]}}),
         )
@@ -173,20 +173,22 @@ async fn chat_update_binds_preset_lorebooks_and_regexes_in_one_transaction() {
     // One unknown id among good ones changes nothing at all.
     let e = lib
         .err(
-            Some(chat),
+            Some(ChatId(chat)),
             "tavo_chat_update",
             json!({"chat": {"name": "Renamed", "preset": null, "lorebooks": [book, 404]}}),
         )
         .await;
     assert_eq!(e["code"], "resource_not_found");
     assert_eq!(e["details"]["path"], "chat.lorebooks[1]");
-    let now = lib.ok(Some(chat), "tavo_chat_current", json!({})).await;
+    let now = lib
+        .ok(Some(ChatId(chat)), "tavo_chat_current", json!({}))
+        .await;
     assert_eq!(now["name"], "Bob");
     assert_eq!(now["preset"]["id"], preset);
     assert_eq!(now["revision"], updated["revision"]);
     let cleared = lib
         .ok(
-            Some(chat),
+            Some(ChatId(chat)),
             "tavo_chat_update",
             json!({"chat": {"preset": null, "lorebooks": [book]}}),
         )
@@ -438,7 +440,9 @@ async fn deleting_a_character_removes_it_from_chats_and_refuses_its_messages() {
         .unwrap_or_default();
     lib.ok(None, "tavo_character_delete", json!({"id": zed}))
         .await;
-    let chat = lib.ok(Some(group), "tavo_chat_current", json!({})).await;
+    let chat = lib
+        .ok(Some(ChatId(group)), "tavo_chat_current", json!({}))
+        .await;
     assert_eq!(ids(&chat["characters"]), [bob]);
     let mut m = Message::new(Role::Assistant, "ghost");
     m.character_id = Some(tavo_model::CharacterId(zed));
@@ -455,7 +459,7 @@ async fn deleting_a_character_removes_it_from_chats_and_refuses_its_messages() {
     );
     let e = lib
         .err(
-            Some(group),
+            Some(ChatId(group)),
             "tavo_message_append",
             json!({"message": {"content": "ghost", "role": "assistant", "characterId": zed}}),
         )
@@ -546,7 +550,7 @@ async fn the_model_door_sets_a_group_reply_mode_and_leaving_unmutes() {
     );
     let e = lib
         .err(
-            Some(chat),
+            Some(ChatId(chat)),
             "tavo_chat_update",
             json!({"chat": {"replyMode": "pooled"}}),
         )
@@ -562,7 +566,7 @@ async fn the_model_door_sets_a_group_reply_mode_and_leaving_unmutes() {
     assert_eq!(muted["mutedCharacterIds"], json!([members[1]]));
     let updated = lib
         .ok(
-            Some(chat),
+            Some(ChatId(chat)),
             "tavo_chat_update",
             json!({"chat": {"replyMode": "all", "characters": [members[0]]}}),
         )

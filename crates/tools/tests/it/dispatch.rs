@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tavo_model::ChatId;
 
 use serde_json::{Value, json};
 use tavo_store::Store;
@@ -27,14 +28,13 @@ fn lib() -> Lib {
     Lib { _dir: dir, store }
 }
 
-fn chat(store: &Store) -> i64 {
+fn chat(store: &Store) -> ChatId {
     store
         .chat_create(&tavo_model::Chat {
             name: "c".into(),
             ..Default::default()
         })
         .unwrap_or_else(|e| panic!("{e}"))
-        .0
 }
 
 fn characters(store: &Store) -> Vec<tavo_model::Character> {
@@ -286,7 +286,7 @@ impl ExtensionRunner for SlowRunner {
     fn run(
         &self,
         _t: &ExtensionTool,
-        _chat: i64,
+        _chat: ChatId,
         args: Value,
     ) -> BoxFuture<Result<Value, ToolError>> {
         Box::pin(async move {

@@ -110,7 +110,7 @@ async fn chat_scope_is_bound_to_the_reply_chat_and_global_is_shared() {
     );
     assert_eq!(
         lib.err(
-            Some(9999),
+            Some(tavo_model::ChatId(9999)),
             "tavo_file_save",
             json!({"name": "g.txt", "content": ""})
         )

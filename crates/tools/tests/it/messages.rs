@@ -26,7 +26,7 @@ fn rule(id: &str, timing: RegexTiming, find: &str, replace: &str) -> RegexEntry 
 
 /// A one-character chat bound to a group with a `receive` rule (cat → CAT), an
 /// `editAndReceive` rule (dog → DOG) and a `display` rule (fox → FOX, never stored).
-fn chat_with_rules(lib: &Lib) -> i64 {
+fn chat_with_rules(lib: &Lib) -> ChatId {
     let character = lib
         .store
         .create(&Character {
@@ -66,7 +66,7 @@ fn chat_with_rules(lib: &Lib) -> i64 {
         }],
         ..Chat::default()
     };
-    lib.store.chat_create(&chat).expect("chat").0
+    lib.store.chat_create(&chat).expect("chat")
 }
 
 fn stored(lib: &Lib, id: i64) -> tavo_model::Message {
@@ -117,11 +117,10 @@ fn append_checks_the_speaker_and_a_chat_without_rules_stores_the_text_as_given()
         })
         .expect("character");
     let speaking = |id: i64| MessageDraft {
-        character_id: Some(id),
+        character_id: Some(tavo_model::CharacterId(id)),
         ..MessageDraft::new(Role::Assistant, "x")
     };
-    let err =
-        append_message(&lib.store, ChatId(chat), speaking(outsider.0)).expect_err("not a member");
+    let err = append_message(&lib.store, chat, speaking(outsider.0)).expect_err("not a member");
     assert_eq!(err.code.as_str(), "invalid_arguments", "{}", err.message);
     assert!(
         err.message.contains("message.characterId"),
@@ -129,17 +128,12 @@ fn append_checks_the_speaker_and_a_chat_without_rules_stores_the_text_as_given()
         err.message
     );
     // A character that does not exist (deleted) is not found.
-    let err =
-        append_message(&lib.store, ChatId(chat), speaking(999)).expect_err("no such character");
+    let err = append_message(&lib.store, chat, speaking(999)).expect_err("no such character");
     assert_eq!(err.code.as_str(), "resource_not_found", "{}", err.message);
 
     let plain = lib.chat("plain");
-    let w = append_message(
-        &lib.store,
-        ChatId(plain),
-        MessageDraft::new(Role::User, "a cat"),
-    )
-    .expect("append");
+    let w =
+        append_message(&lib.store, plain, MessageDraft::new(Role::User, "a cat")).expect("append");
     assert_eq!(w.message.content, "a cat");
     assert_eq!(w.message.floor, Some(0));
     assert!(w.message.send_date.is_some());
@@ -148,7 +142,7 @@ fn append_checks_the_speaker_and_a_chat_without_rules_stores_the_text_as_given()
 #[test]
 fn edit_rewrites_only_the_fields_given_and_hide_and_delete_touch_no_text() {
     let lib = Lib::new();
-    let chat = ChatId(chat_with_rules(&lib));
+    let chat = chat_with_rules(&lib);
     let mut draft = MessageDraft::new(Role::Assistant, "dog");
     draft.reasoning = Some("a dog thought".into());
     let w = append_message(&lib.store, chat, draft).expect("append");
@@ -178,7 +172,7 @@ fn edit_rewrites_only_the_fields_given_and_hide_and_delete_touch_no_text() {
     set_message_hidden(&lib.store, chat, id, false).expect("show");
     assert!(!stored(&lib, id.0).hidden);
 
-    let other = ChatId(lib.chat("other"));
+    let other = lib.chat("other");
     let err = delete_message(&lib.store, other, id).expect_err("another chat's message");
     assert_eq!(err.code.as_str(), "resource_not_found");
     delete_message(&lib.store, chat, id).expect("delete");

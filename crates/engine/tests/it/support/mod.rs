@@ -35,7 +35,7 @@ pub struct Lab {
     #[allow(dead_code)]
     pub dir: tempfile::TempDir,
     pub store: Store,
-    pub chat: i64,
+    pub chat: ChatId,
     pub mock: MockProvider,
 }
 
@@ -88,7 +88,7 @@ pub async fn lab(wire: Wire, script: Script, settings: &[(&str, Value)]) -> Lab 
     Lab {
         dir,
         store,
-        chat: chat.0,
+        chat,
         mock,
     }
 }
@@ -116,7 +116,7 @@ impl Lab {
     }
 
     pub fn messages(&self) -> Vec<tavo_model::Message> {
-        ok(self.store.messages_all(ChatId(self.chat)))
+        ok(self.store.messages_all(self.chat))
     }
 }
 

@@ -26,23 +26,22 @@ impl Lib {
         }
     }
 
-    pub fn chat(&self, name: &str) -> i64 {
+    pub fn chat(&self, name: &str) -> ChatId {
         let chat = Chat {
             name: name.into(),
             ..Default::default()
         };
-        let id: ChatId = self.store.chat_create(&chat).expect("chat");
-        id.0
+        self.store.chat_create(&chat).expect("chat")
     }
 
-    pub fn ctx(&self, chat: Option<i64>) -> OpContext {
+    pub fn ctx(&self, chat: Option<ChatId>) -> OpContext {
         OpContext::new(self.store.clone(), self.registry.clone(), chat)
     }
 
     /// One call with a fresh budget; a pause is answered with `answer` (or fails the test).
     pub async fn call_with(
         &self,
-        chat: Option<i64>,
+        chat: Option<ChatId>,
         tool: &str,
         args: Value,
         budget: &mut ReplyBudget,
@@ -53,19 +52,19 @@ impl Lib {
         }
     }
 
-    pub async fn call(&self, chat: Option<i64>, tool: &str, args: Value) -> Value {
+    pub async fn call(&self, chat: Option<ChatId>, tool: &str, args: Value) -> Value {
         self.call_with(chat, tool, args, &mut ReplyBudget::default())
             .await
             .envelope
     }
 
-    pub async fn ok(&self, chat: Option<i64>, tool: &str, args: Value) -> Value {
+    pub async fn ok(&self, chat: Option<ChatId>, tool: &str, args: Value) -> Value {
         let env = self.call(chat, tool, args.clone()).await;
         assert_eq!(env["ok"], json!(true), "{tool} {args} -> {env}");
         env["result"].clone()
     }
 
-    pub async fn err(&self, chat: Option<i64>, tool: &str, args: Value) -> Value {
+    pub async fn err(&self, chat: Option<ChatId>, tool: &str, args: Value) -> Value {
         let env = self.call(chat, tool, args.clone()).await;
         assert_eq!(
             env["ok"],
@@ -78,7 +77,7 @@ impl Lib {
     /// A call that pauses for the user, answered with `answer`.
     pub async fn answered(
         &self,
-        chat: Option<i64>,
+        chat: Option<ChatId>,
         tool: &str,
         args: Value,
         answer: UserAnswer,
