@@ -8,7 +8,12 @@ to a local mock OpenAI provider (a few streamed deltas), start one reply in a ne
 new character and read them again once it has finished, and 1 s later. The first reply's time (POST to
 `finished`) is printed too.
 
-Usage: python3 scripts/serve-rss.py [--runs 5] [--model gpt-4o] TAVO [TAVO …]
+With --floor FLOOR, the floor binary (`cargo build --release -p tavo-server --example
+idle_floor`: the same runtime and libraries answering /api/health and nothing else) is measured
+idle in the same interleaved runs, so the figure comes with what the machine and the
+dependencies cost before tavo adds anything.
+
+Usage: python3 scripts/serve-rss.py [--runs 5] [--model gpt-4o] [--floor FLOOR] TAVO [TAVO …]
 """
 import argparse
 import http.server
@@ -84,7 +89,7 @@ def wait_finished(base, reply):
     return None
 
 
-def one_run(tavo, mock_port, model):
+def one_run(tavo, mock_port, model, idle_only=False):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data:
@@ -105,6 +110,8 @@ def one_run(tavo, mock_port, model):
                     time.sleep(0.002)
             time.sleep(1)
             idle = status(child.pid)
+            if idle_only:
+                return idle, None, None, None, None
             call(base, "POST", "/api/connections", {
                 "name": "mock", "source": "custom", "protocol": "openai-chat",
                 "baseUrl": f"http://127.0.0.1:{mock_port}/v1", "model": model,
@@ -137,13 +144,21 @@ def main():
     ap.add_argument("tavo", nargs="+")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--model", default="gpt-4o")
+    ap.add_argument("--floor", help="the idle_floor example binary, measured idle beside")
     args = ap.parse_args()
     mock = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Mock)
     threading.Thread(target=mock.serve_forever, daemon=True).start()
     results = {t: [] for t in args.tavo}
+    floor = []
     for _ in range(args.runs):
         for tavo in args.tavo:
             results[tavo].append(one_run(tavo, mock.server_address[1], args.model))
+        if args.floor:
+            floor.append(one_run(args.floor, mock.server_address[1], args.model, idle_only=True))
+    if floor:
+        print(f"{args.floor} (the floor, {len(floor)} runs):")
+        for key in ("VmRSS", "RssAnon", "RssFile"):
+            print(f"  {'idle, 1 s after /api/health':28} {key:8} {fmt([r[0][key] for r in floor])} MB")
     for tavo, runs in results.items():
         print(f"{tavo} ({len(runs)} runs, model {args.model}):")
         for label, at in (("idle, 1 s after /api/health", 0), ("after the first reply", 1),

@@ -150,8 +150,9 @@ impl Server {
         let trimmer = memory::Trimmer::default();
         // Start-up frees what it only needed once (migrations, the recovery, the tokenizer
         // pattern's compilation): ≈ 3.3 MB of heap that glibc would otherwise keep while the
-        // server sits idle (issue 29: idle RSS 35.0 → 31.6 MB when trimmed by hand).
-        trimmer.schedule();
+        // server sits idle, and the executable's pages only start-up ran (issue 29; figures in
+        // BENCHMARKS.md).
+        memory::after_start(&trimmer);
         let state = AppState {
             mcp_servers: servers,
             pages,

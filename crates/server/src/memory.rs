@@ -10,6 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+mod startup_code;
+
+pub use startup_code::release_startup_code;
+
 /// How long the server must stay quiet before memory is trimmed; a new burst within this
 /// delay postpones the trim (trimming costs a few milliseconds on a large heap).
 pub const TRIM_DELAY: Duration = Duration::from_millis(500);
@@ -28,6 +32,18 @@ pub fn release_free_memory() -> bool {
     {
         false
     }
+}
+
+/// What start-up alone needed, given back once the server is up: the heap it freed (a
+/// [`Trimmer`] trim) and the executable's pages it mapped ([`release_startup_code`]).
+pub fn after_start(trimmer: &Trimmer) {
+    trimmer.schedule();
+    tokio::spawn(async {
+        tokio::time::sleep(TRIM_DELAY).await;
+        if let Ok(kb) = tokio::task::spawn_blocking(release_startup_code).await {
+            tracing::debug!(kb, "released the executable's start-up pages");
+        }
+    });
 }
 
 /// A debounced trim: [`Trimmer::schedule`] trims [`TRIM_DELAY`] after its last call.

@@ -8,6 +8,11 @@
 //!
 //! A reply may take at most [`REPLY_LIMIT`] over all its results; the [`ReplyBudget`] is owned
 //! by the engine (one per reply) and a result that no longer fits is `result_too_large`.
+//!
+//! These limits protect a model's context. A person's own program — the app and its bubbles
+//! over `POST /api/ops`, `tavo tool call` — gets whole results ([`ReplyBudget::whole`]):
+//! `tavo.message.find()` of a long chat or `tavo.file.load()` of an image are not answers to
+//! cut (issue 31).
 
 use serde_json::{Map, Value};
 
@@ -146,6 +151,8 @@ fn shape_text(
 pub struct ReplyBudget {
     limit: usize,
     used: usize,
+    /// The largest one result may be ([`RESULT_LIMIT`]); `None`: results are whole.
+    per_result: Option<usize>,
 }
 
 impl Default for ReplyBudget {
@@ -155,9 +162,45 @@ impl Default for ReplyBudget {
 }
 
 impl ReplyBudget {
-    /// A budget of `limit` bytes.
+    /// A budget of `limit` bytes, each result at most [`RESULT_LIMIT`].
     pub fn new(limit: usize) -> Self {
-        Self { limit, used: 0 }
+        Self {
+            limit,
+            used: 0,
+            per_result: Some(RESULT_LIMIT),
+        }
+    }
+
+    /// No budget: every result whole (a person's own program calling, not a model).
+    pub fn whole() -> Self {
+        Self {
+            limit: usize::MAX,
+            used: 0,
+            per_result: None,
+        }
+    }
+
+    /// Applies the per-result limit to `result` (nothing when results are whole).
+    pub fn shape(&self, result: ToolResult) -> Shaped {
+        match self.per_result {
+            Some(limit) => shape(result, limit),
+            None => Shaped {
+                result: match result {
+                    ToolResult::Value(v) => v,
+                    ToolResult::Text {
+                        mut meta,
+                        field,
+                        text,
+                    } => {
+                        meta.insert(field.into(), Value::String(text));
+                        Value::Object(meta)
+                    }
+                },
+                truncated: false,
+                // Not measured: nothing is counted against a whole budget.
+                bytes: 0,
+            },
+        }
     }
 
     /// Bytes already taken by earlier results.
@@ -172,6 +215,9 @@ impl ReplyBudget {
 
     /// Takes `bytes` from the budget, or refuses with `result_too_large` (taking nothing).
     pub fn admit(&mut self, bytes: usize) -> Result<(), ToolError> {
+        if self.per_result.is_none() {
+            return Ok(());
+        }
         if bytes > self.remaining() {
             return Err(ToolError::new(
                 ErrorCode::ResultTooLarge,

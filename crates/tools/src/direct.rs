@@ -104,6 +104,10 @@ impl Dispatcher {
             },
             Ok(settings) => {
                 let mut scope = CallScope::direct(chat, &settings);
+                // A model reads what MCP answers; the CLI and the app's own calls are whole.
+                if origin != Origin::Mcp {
+                    scope = scope.whole_results();
+                }
                 match target {
                     DirectTarget::Named(call) => self.call(&mut scope, call, door).await,
                     DirectTarget::Door {

@@ -144,7 +144,7 @@ pub struct CallScope {
 
 impl CallScope {
     /// A scope for a user's direct call (CLI, HTTP, MCP): every tool callable, the limits of
-    /// the settings.
+    /// the settings, results cut to the model's budget (see [`CallScope::whole_results`]).
     pub fn direct(chat: Option<ChatId>, settings: &ToolSettings) -> Self {
         Self {
             chat,
@@ -156,6 +156,13 @@ impl CallScope {
             // A person calling directly chose the settings' time-out for every tool.
             page_call_timeout: timeout_of(settings),
         }
+    }
+
+    /// The same scope answering whole results: the caller is a person's own program (the app,
+    /// a bubble's script, `tavo tool call`), not a model whose context the budgets protect.
+    pub fn whole_results(mut self) -> Self {
+        self.budget = ReplyBudget::whole();
+        self
     }
 
     /// A scope for one reply of `chat`: only `exposed` callable. `call_timeout` bounds each

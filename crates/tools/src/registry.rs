@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::ask::{Question, UserAnswer};
-use crate::budget::{RESULT_LIMIT, ReplyBudget, ToolResult, shape};
+use crate::budget::{ReplyBudget, ToolResult};
 use crate::context::OpContext;
 use crate::error::{ErrorCode, ToolError, ok_envelope};
 use crate::operation::{
@@ -255,7 +255,7 @@ pub fn complete(
     match result {
         Err(e) => failed(e),
         Ok((result, expose)) => {
-            let shaped = shape(result, RESULT_LIMIT);
+            let shaped = budget.shape(result);
             match budget.admit(shaped.bytes) {
                 Ok(()) => Completed {
                     envelope: ok_envelope(shaped.result),

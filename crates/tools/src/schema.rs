@@ -17,16 +17,31 @@ pub const OPEN_OBJECT: &str = "x-tavo-open";
 
 /// The strict, inlined, draft 2020-12 schema of an argument type.
 pub fn strict_schema_for<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
+    let mut schema = schema_value::<T>();
+    make_strict(&mut schema);
+    schema
+}
+
+/// Like [`strict_schema_for`], except that an object with a flattened extras map stays open:
+/// the keys it does not know are kept as its extras. For writing back what a read returned
+/// (`tavo_preset_get` → modify → `tavo_preset_update`), where an imported SillyTavern preset
+/// or card carries keys tavo keeps without reading them; every known field is still checked.
+pub fn schema_keeping_extras_for<T: JsonSchema>() -> Value {
+    let mut schema = schema_value::<T>();
+    close(&mut schema, true);
+    schema
+}
+
+fn schema_value<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
         .for_deserialize()
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    make_strict(&mut schema);
-    schema
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// Closes every object schema that lists properties: `additionalProperties: false`.
@@ -36,18 +51,23 @@ pub fn strict_schema_for<T: JsonSchema>() -> Value {
 /// (`additionalProperties` without `properties`) keeps its value schema, and objects marked
 /// [`OPEN_OBJECT`] stay open.
 pub fn make_strict(schema: &mut Value) {
+    close(schema, false);
+}
+
+/// Closes object schemas; `keep_extras` leaves the ones with a flattened extras map open.
+fn close(schema: &mut Value, keep_extras: bool) {
     match schema {
         Value::Object(map) => {
-            strict_object(map);
+            strict_object(map, keep_extras);
             for (key, child) in map.iter_mut() {
                 // `const`, `enum`, `default` and `examples` hold instance data, not schemas.
                 if matches!(key.as_str(), "const" | "enum" | "default" | "examples") {
                     continue;
                 }
-                make_strict(child);
+                close(child, keep_extras);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(make_strict),
+        Value::Array(items) => items.iter_mut().for_each(|i| close(i, keep_extras)),
         _ => {}
     }
 }
@@ -86,7 +106,7 @@ fn trim_noise(map: &mut Map<String, Value>) {
     }
 }
 
-fn strict_object(map: &mut Map<String, Value>) {
+fn strict_object(map: &mut Map<String, Value>, keep_extras: bool) {
     trim_noise(map);
     if map.remove(OPEN_OBJECT).is_some() {
         return;
@@ -99,6 +119,10 @@ fn strict_object(map: &mut Map<String, Value>) {
     match map.get("additionalProperties") {
         None => {
             map.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        Some(Value::Bool(true)) if has_properties && keep_extras => {
+            // Marked, so that a later `make_strict` (the registry's) leaves it open too.
+            map.insert(OPEN_OBJECT.into(), Value::Bool(true));
         }
         Some(Value::Bool(true)) if has_properties => {
             map.insert("additionalProperties".into(), Value::Bool(false));

@@ -101,24 +101,39 @@ async function call(c, tool, args, what) {
   return { value: await op(tool, args, { chat: c.chatId, confirm }) };
 }
 
-/** A call whose failure is a soft value (`null`, `false`, `[]`), as the seed writes. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick @param {any} soft */
+/**
+ * The error a script sees: the server's words and its stable `code` (`permission_denied`,
+ * `resource_not_found`, …), so `catch (e) { if (e.code === 'permission_denied') … }` works
+ * in the frame. @param {unknown} e
+ */
+export function scriptError(e) {
+  const err = /** @type {Error & {code?: string}} */ (new Error(e instanceof Error ? e.message : String(e)));
+  if (e instanceof ApiError && e.code) err.code = e.code;
+  return err;
+}
+
+/**
+ * A call whose failure is a soft value (`null`, `false`, `[]`), as the seed writes for a miss.
+ * A refusal by the user's approval policy is no miss: it throws, with its code, as do server
+ * failures. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick @param {any} soft
+ */
 async function soft(p, pick, soft) {
   try {
     const r = await p;
     return r.denied ? soft : pick(r.value);
   } catch (e) {
-    if (e instanceof ApiError && e.status >= 500) throw new Error(e.message);
+    if (e instanceof ApiError && (e.status >= 500 || e.code === 'permission_denied')) throw scriptError(e);
     return soft;
   }
 }
 
-/** A call that throws the server's words on failure and answers `null` when denied. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick */
+/** A call that throws the server's words (and code) on failure and answers `null` when denied. @param {Promise<{value?: any, denied?: boolean}>} p @param {(v: any) => any} pick */
 async function strict(p, pick) {
   try {
     const r = await p;
     return r.denied ? null : pick(r.value);
   } catch (e) {
-    throw new Error(e instanceof Error ? e.message : String(e));
+    throw scriptError(e);
   }
 }
 
@@ -192,7 +207,7 @@ def('chat.update', async (c, [patch]) => {
   // The seed's fields only: this door rebinds no preset, lorebook or regex group.
   const change = defined({ name: p.name, characters: p.characters, persona: p.persona, background: p.background });
   if (chatView.id.value === c.chatId) {
-    await updateChat(change).catch((e) => { throw new Error(e.message); });
+    await updateChat(change).catch((e) => { throw scriptError(e); });
     return chatView.chat.value;
   }
   return strict(call(c, 'tavo_chat_update', { chat: change }), (chat) => chat);
@@ -479,9 +494,12 @@ def('utils.select', async (c, [list, title, defaultValue]) => {
 
 // ---- the app -----------------------------------------------------------------------------
 
+// The seed's `app.version()` is the Tavo release a script runs in (`0.77.0` → 770), which
+// scripts gate features on; tavo answers the Tavo version whose contracts it implements (the
+// server's `tavoVersion`), not its own crate version.
 /** @type {Promise<string> | null} */
 let version = null;
-const appVersion = () => (version ||= get('/api/health').then((h) => String(h.version || '0.0.0')));
+const appVersion = () => (version ||= get('/api/health').then((h) => String(h.tavoVersion || '0.0.0')));
 def('app.version', () => appVersion());
 def('app.versionNumber', async () => {
   const [a, b, c] = (await appVersion()).split('.').map((n) => parseInt(n, 10) || 0);

@@ -11,10 +11,18 @@ import { METHODS } from './bridge.js';
 /** Calls a frame may make in a burst, and per second after it. */
 export const BURST = 40;
 export const PER_SECOND = 20;
+/** Calls over the rate that may wait for their turn; one more is refused at once (a catchable
+ * `limit_exceeded`), so no call is ever left without an answer. */
+export const MAX_WAITING = 400;
+/** Variable writes that may wait in a frame's queue. They take no turn of the rate: they go
+ * one at a time already (each waits for the previous one's answer), so a loop of writes costs
+ * the server one request at a time and every write lands, in order. */
+export const MAX_QUEUED_WRITES = 10000;
 /** Refused calls (within one second) after which the frame is stopped as a flood. */
 export const FLOOD = 400;
-/** The largest call a frame may send (its JSON), in characters. */
-export const MAX_CALL = 4 * 1024 * 1024;
+/** The largest call a frame may send (its JSON), in characters: the server's limit on an
+ * operation's body (`POST /api/ops`, 16 MiB), so a 3 MB image saved as a data URL fits. */
+export const MAX_CALL = 16 * 1024 * 1024;
 /** How long the signed file URLs a frame gets live, in seconds, and how often they are renewed. */
 export const SIGNED_TTL = 3600;
 const RENEW_MS = 30 * 60 * 1000;
@@ -48,6 +56,11 @@ export class Channel {
     this.at = performance.now();
     this.refused = 0;
     this.refusedAt = this.at;
+    /** Calls waiting for a turn of the rate, first come first served. @type {((ok: boolean) => void)[]} */
+    this.waiting = [];
+    this.turnTimer = 0;
+    /** Variable writes queued or in flight. */
+    this.queuedWrites = 0;
     this.stopped = false;
     /** The frame's variable writes, one after the other. @type {Promise<any>} */
     this.writes = Promise.resolve();
@@ -139,17 +152,37 @@ export class Channel {
       return;
     }
     if (d.type !== 'call' || !Number.isInteger(d.id) || typeof d.method !== 'string' || !Array.isArray(d.args)) return;
-    if (!this.take()) return;
     const id = d.id;
+    if (d.method.startsWith('variable.')) {
+      if (this.queuedWrites >= MAX_QUEUED_WRITES) {
+        this.refuse();
+        return this.answer(id, false, limited(`${MAX_QUEUED_WRITES} variable writes are already waiting; await some before writing more`));
+      }
+      this.queuedWrites++;
+      return this.call(d);
+    }
+    this.turn().then((ok) => {
+      if (ok) this.call(d);
+      else this.answer(id, false, limited(`too many tavo calls at once (${MAX_WAITING} are waiting; ${PER_SECOND} run per second); await them before calling again`));
+    });
+  }
+
+  /** Runs one admitted call and answers it. @param {{id: number, method: string, args: any[]}} d */
+  call(d) {
+    const id = d.id;
+    const write = d.method.startsWith('variable.');
+    const done = () => {
+      if (write) this.queuedWrites--;
+    };
     const f = METHODS.get(d.method);
-    if (!f) return this.answer(id, false, `tavo.${d.method} is not a TavoJS method`);
+    if (!f) return (done(), this.answer(id, false, `tavo.${d.method} is not a TavoJS method`));
     let size = 0;
     try {
       size = JSON.stringify(d.args).length;
     } catch {
-      return this.answer(id, false, 'the arguments are not JSON data');
+      return (done(), this.answer(id, false, 'the arguments are not JSON data'));
     }
-    if (size > MAX_CALL) return this.answer(id, false, `the arguments are too large (${size} characters; at most ${MAX_CALL})`);
+    if (size > MAX_CALL) return (done(), this.answer(id, false, `the arguments are too large (${size} characters; at most ${MAX_CALL})`));
     this.calls++;
     const caller = {
       chatId: this.info.chatId,
@@ -174,21 +207,45 @@ export class Channel {
       run = Promise.resolve().then(start);
     }
     run
+      .finally(done)
       .then(
         (v) => this.answer(id, true, v),
-        (e) => this.answer(id, false, e instanceof Error ? e.message : String(e)),
+        (e) => this.answer(id, false, e),
       );
   }
 
-  /** A token bucket per frame: a loop or a flood is refused, and stopped when it persists. */
-  take() {
+  /** Refills the token bucket for the time passed. */
+  refill() {
     const now = performance.now();
     this.tokens = Math.min(BURST, this.tokens + ((now - this.at) / 1000) * PER_SECOND);
     this.at = now;
-    if (this.tokens >= 1) {
+  }
+
+  /**
+   * A turn of the frame's rate (a token bucket: a burst, then a steady rate). Over the rate a
+   * call waits its turn, in order; with too many waiting it is refused (`false`), and a frame
+   * refused that often within a second is stopped as a flood.
+   * @returns {Promise<boolean>}
+   */
+  turn() {
+    this.refill();
+    if (!this.waiting.length && this.tokens >= 1) {
       this.tokens -= 1;
-      return true;
+      return Promise.resolve(true);
     }
+    if (this.waiting.length >= MAX_WAITING) {
+      this.refuse();
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.serveWaiting();
+    });
+  }
+
+  /** Counts a refusal; a frame refused that often within a second is stopped as a flood. */
+  refuse() {
+    const now = performance.now();
     if (now - this.refusedAt > 1000) {
       this.refused = 0;
       this.refusedAt = now;
@@ -196,14 +253,33 @@ export class Channel {
     this.refused++;
     if (this.refused > FLOOD) this.stop('the bubble made too many calls');
     else if (this.refused <= 20) this.hooks.onLog('too many tavo calls: some were refused');
-    return false;
+  }
+
+  /** Lets waiting calls through as tokens come back. */
+  serveWaiting() {
+    if (this.turnTimer || !this.waiting.length || this.stopped) return;
+    this.refill();
+    const ms = Math.max(0, ((1 - this.tokens) / PER_SECOND) * 1000);
+    this.turnTimer = window.setTimeout(() => {
+      this.turnTimer = 0;
+      this.refill();
+      while (this.waiting.length && this.tokens >= 1) {
+        this.tokens -= 1;
+        /** @type {(ok: boolean) => void} */ (this.waiting.shift())(true);
+      }
+      this.serveWaiting();
+    }, ms);
   }
 
   /** @param {number} id @param {boolean} ok @param {any} value */
   answer(id, ok, value) {
     if (this.stopped) return;
     try {
-      this.port.postMessage(ok ? { type: 'result', id, ok: true, value: value === undefined ? null : value } : { type: 'result', id, ok: false, error: String(value) });
+      // A failure crosses as its message and, when it has one, its stable code (the frame
+      // rebuilds an Error with `code`); nothing else of the app's error object leaves.
+      const code = !ok && value && typeof value.code === 'string' ? value.code : undefined;
+      const error = value instanceof Error ? value.message : String(value);
+      this.port.postMessage(ok ? { type: 'result', id, ok: true, value: value === undefined ? null : value } : { type: 'result', id, ok: false, error, ...(code ? { code } : {}) });
     } catch {
       this.port.postMessage({ type: 'result', id, ok: false, error: 'the answer could not be sent' });
     }
@@ -278,6 +354,8 @@ export class Channel {
     this.stopped = true;
     open.delete(this);
     clearInterval(this.renew);
+    clearTimeout(this.turnTimer);
+    for (const w of this.waiting.splice(0)) w(false);
     this.iframe.removeEventListener('load', this.onLoad);
     this.port.onmessage = null;
     this.port.close();
@@ -291,6 +369,13 @@ export class Channel {
     this.hooks = { ...this.hooks, onStop: () => {} };
     this.stop('closed');
   }
+}
+
+/** A refusal for being over a limit, with the operations' code for it. @param {string} message */
+function limited(message) {
+  const e = /** @type {Error & {code: string}} */ (new Error(message));
+  e.code = 'limit_exceeded';
+  return e;
 }
 
 /** After one frame wrote a variable, the other frames of its chat get fresh snapshots. @type {Map<number, number>} */

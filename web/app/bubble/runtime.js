@@ -42,7 +42,12 @@
       if (!p) return;
       pending.delete(d.id);
       if (d.ok) p.resolve(d.value);
-      else p.reject(new Error(String(d.error || 'failed')));
+      else {
+        const err = new Error(String(d.error || 'failed'));
+        // The operation's stable code (`permission_denied`, …) for scripts that branch on it.
+        if (typeof d.code === 'string') /** @type {any} */ (err).code = d.code;
+        p.reject(err);
+      }
     } else if (d.type === 'vars' && d.vars) {
       vars = { chat: d.vars.chat || {}, global: d.vars.global || {}, message: d.vars.message || {} };
     } else if (d.type === 'files' && d.files && typeof d.files === 'object') {

@@ -17,8 +17,11 @@ use crate::state::AppState;
 pub struct Health {
     /// Always `ok` when the server answers.
     pub status: &'static str,
-    /// The server's version.
+    /// The server's version (tavo's own release).
     pub version: &'static str,
+    /// The Tavo version whose contracts tavo implements (TavoJS, plugins, tool calling): what
+    /// `tavo.app.version()` answers, since scripts and plugins gate on Tavo releases.
+    pub tavo_version: &'static str,
     /// Whether the other routes need the access token.
     pub auth_required: bool,
 }
@@ -30,6 +33,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
         status: "ok",
         version: env!("CARGO_PKG_VERSION"),
+        tavo_version: tavo_tools::plugins::TAVO_COMPAT_VERSION,
         auth_required: state.guard.auth_required(),
     })
 }

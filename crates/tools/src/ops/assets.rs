@@ -24,14 +24,20 @@ use crate::error::ToolError;
 use crate::operation::{BoxFuture, Handler, OpSpec, Outcome, Safety};
 use crate::ops::common::{FindArgs, IdArgs, NoArgs, missing};
 use crate::registry::Registry;
-use crate::schema::{OPEN_OBJECT, strict_schema_for};
+use crate::schema::{OPEN_OBJECT, schema_keeping_extras_for, strict_schema_for};
 use crate::validate::SchemaError;
 
 pub use crate::assets::LibraryAsset;
 
 /// `{ "<label>": <strict schema of A> }` with the object required.
-fn wrapped_schema<A: LibraryAsset>(what: &str) -> Value {
-    let mut inner = strict_schema_for::<A>();
+/// The `{<kind>: {…}}` arguments of create (strict: a misspelt field is refused) and update
+/// (`keep_extras`: what `get` returned is taken back, unknown keys kept as the asset's extras).
+fn wrapped_schema<A: LibraryAsset>(what: &str, keep_extras: bool) -> Value {
+    let mut inner = if keep_extras {
+        schema_keeping_extras_for::<A>()
+    } else {
+        strict_schema_for::<A>()
+    };
     if let Value::Object(m) = &mut inner {
         m.remove("$schema");
         m.remove("title");
@@ -222,7 +228,7 @@ fn register_writes<A: LibraryAsset>(r: &mut Registry, n: &Names) -> Result<(), S
             format!("Create a {noun} from Tavo's native fields ({required}). Returns {{id}}."),
         )
         .keywords(kw),
-        wrapped_schema::<A>(&format!("The new {noun}.")),
+        wrapped_schema::<A>(&format!("The new {noun}."), false),
         handler(move |mut args: Value, store: Store| {
             let obj = object_arg(&mut args, label)?;
             let id = crate::assets::create_asset(&store, kind, obj)?;
@@ -235,11 +241,12 @@ fn register_writes<A: LibraryAsset>(r: &mut Registry, n: &Names) -> Result<(), S
             n.update.1,
             format!(
                 "Update a {noun}: id is required; the fields given replace the stored ones (arrays such as \
-                 entries are replaced whole; get, modify, then update). Returns {{id, revision}}."
+                 entries are replaced whole; get, modify, then update: keys tavo does not know, as an \
+                 imported file carries them, are kept). Returns {{id, revision}}."
             ),
         )
         .keywords(kw),
-        wrapped_schema::<A>(&format!("The {noun} fields to write, with its id.")),
+        wrapped_schema::<A>(&format!("The {noun} fields to write, with its id."), true),
         handler(move |mut args: Value, store: Store| {
             let patch = object_arg(&mut args, label)?;
             let (id, revision) = crate::assets::update_asset(&store, kind, patch)?;

@@ -21,7 +21,7 @@ use tavo_store::{NewPlugin, PluginRow, Store};
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
 
-pub use tavo_formats::plugin::MAX_PACKAGE_BYTES;
+pub use tavo_formats::plugin::{MAX_PACKAGE_BYTES, TAVO_COMPAT_VERSION};
 pub use view::{ConfigView, PluginDetail, PluginSummary};
 
 /// The locale used when a door has none (Tavo's resolution falls back to English too).

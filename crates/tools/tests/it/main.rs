@@ -14,4 +14,5 @@ mod messages;
 mod pauses_and_themes;
 mod proptests;
 mod registry;
+mod round_trips;
 mod st_import;
