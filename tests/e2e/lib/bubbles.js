@@ -1,7 +1,8 @@
 // Helpers of the TavoJS browser tests: a library with characters and a chat whose messages
 // are bubbles written through the operation door, and reads of what the bubbles stored.
 import { execFileSync } from 'node:child_process';
-import { binary } from './harness.js';
+import { before, after } from 'node:test';
+import { binary, startMock, startTavo, launchBrowser, watchErrors, until } from './harness.js';
 
 // The condition poll lives with the harness (every test waits on conditions); re-exported for
 // the TavoJS tests that import it from here.
@@ -40,4 +41,45 @@ export async function vars(tavo, chatId, messageId) {
 /** `tavo var get NAME --chat ID` on the test's library, as a user would check it. @param {string} dataDir @param {number} chatId @param {string} name */
 export function cliVar(dataDir, chatId, name) {
   return execFileSync(binary('tavo'), ['--data-dir', dataDir, 'var', 'get', name, '--chat', String(chatId)], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * One test file's lab for bubbles: a mock provider, `tavo serve` with bubble scripts running
+ * (`rendering.javascript: auto`), and Chromium, started before the file's tests and stopped
+ * after them. The fields are set once `before` has run.
+ * @returns {{mock: Awaited<ReturnType<typeof startMock>>, tavo: Awaited<ReturnType<typeof startTavo>>, browser: Awaited<ReturnType<typeof launchBrowser>>}}
+ */
+export function bubbleLab() {
+  const lab = /** @type {any} */ ({});
+  before(async () => {
+    lab.mock = await startMock({ turns: [{ text: 'A reply to the bubble.' }], repeatLast: true });
+    lab.tavo = await startTavo({ mock: lab.mock, settings: { 'rendering.javascript': 'auto' } });
+    lab.browser = await launchBrowser();
+  });
+  after(async () => {
+    await lab.browser?.close();
+    await lab.tavo?.stop();
+    lab.mock?.stop();
+  });
+  return lab;
+}
+
+/**
+ * Opens chat `chatId` in a new page and waits until its bubbles stored the chat variable
+ * `name` (what a bubble's script reports); answers the value, the page and the page's errors.
+ * With `allow`, the card's question before a destructive call is answered Allow.
+ * @param {ReturnType<typeof bubbleLab>} lab @param {number} chatId @param {string} name
+ * @param {{ms?: number, allow?: boolean}} [opts]
+ */
+export async function bubbleReport(lab, chatId, name, { ms = 20000, allow = false } = {}) {
+  const page = await lab.browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${lab.tavo.url}/chats/${chatId}`);
+  if (allow) {
+    const dialog = page.getByRole('dialog', { name: /Allow scripts of/ });
+    await dialog.getByRole('button', { name: 'Allow' }).click();
+    await dialog.waitFor({ state: 'detached' });
+  }
+  const value = await until(async () => (await vars(lab.tavo, chatId)).chat[name] ?? null, ms, `the bubble's ${name}`);
+  return { value, page, errors };
 }

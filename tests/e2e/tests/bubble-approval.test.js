@@ -3,26 +3,12 @@
 // (`e.code === 'permission_denied'`), nothing changes, and the audit log names the door
 // (`http`: a bubble's calls are operation calls); once the choice is dropped the same
 // script's writes land.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
-import { bubbleChat, addMessage, vars, until } from '../lib/bubbles.js';
+import { shot } from '../lib/harness.js';
+import { bubbleLab, bubbleReport, bubbleChat, addMessage, vars, until } from '../lib/bubbles.js';
 
-/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
-/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
-/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
-
-before(async () => {
-  mock = await startMock({ turns: [{ text: 'unused' }], repeatLast: true });
-  tavo = await startTavo({ mock, settings: { 'rendering.javascript': 'auto' } });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await tavo?.stop();
-  mock?.stop();
-});
+const lab = bubbleLab();
 
 /** A bubble that tries two writes (a strict one and a soft one) and reports what it caught. */
 const WRITER = `<div id="out">trying</div>
@@ -39,12 +25,8 @@ const WRITER = `<div id="out">trying</div>
 })();
 </script>`;
 
-/** @param {number} chatId */
-async function report(chatId) {
-  return until(async () => (await vars(tavo, chatId)).chat.report ?? null, 20000, 'the bubble report');
-}
-
 test('a standing Deny refuses a bubble write with a catchable permission_denied; dropping it lets the write land', async () => {
+  const { tavo } = lab;
   const { chatId, characters } = await bubbleChat(tavo, ['Ward'], 'Guarded');
   await addMessage(tavo, chatId, WRITER, characters[0]);
   for (const tool of ['tavo_chat_update', 'tavo_message_append']) {
@@ -52,10 +34,7 @@ test('a standing Deny refuses a bubble write with a catchable permission_denied;
   }
   const before = await tavo.api('GET', `/api/chats/${chatId}/messages`);
 
-  const page = await browser.context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${tavo.url}/chats/${chatId}`);
-  const R = await report(chatId);
+  const { value: R, page, errors } = await bubbleReport(lab, chatId, 'report');
   for (const k of ['rename', 'append']) {
     assert.equal(R[k].ok, false, `${k}: ${JSON.stringify(R[k])}`);
     assert.equal(R[k].code, 'permission_denied', `${k}: ${JSON.stringify(R[k])}`);
@@ -72,8 +51,7 @@ test('a standing Deny refuses a bubble write with a catchable permission_denied;
     assert.equal(row.details.door, 'http');
     assert.equal(row.details.status, 'error');
   }
-  const frame = page.frameLocator('iframe.bubble-frame').first();
-  await frame.getByText('done').waitFor();
+  await page.frameLocator('iframe.bubble-frame').first().getByText('done').waitFor();
   await shot(page, 'bubble-approval-denied');
 
   // Drop every standing choice: the same script's writes land.

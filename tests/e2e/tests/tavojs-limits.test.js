@@ -2,26 +2,11 @@
 // writes all land, in the order the script made them, and other calls wait their turn, so
 // `Promise.all` settles; a call refused for being over a limit rejects with a catchable
 // `limit_exceeded`.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startTavo, launchBrowser, watchErrors } from '../lib/harness.js';
-import { bubbleChat, addMessage, vars, until } from '../lib/bubbles.js';
+import { bubbleLab, bubbleReport, bubbleChat, addMessage, vars } from '../lib/bubbles.js';
 
-/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
-/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
-/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
-
-before(async () => {
-  mock = await startMock({ turns: [{ text: 'unused' }], repeatLast: true });
-  tavo = await startTavo({ mock, settings: { 'rendering.javascript': 'auto' } });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await tavo?.stop();
-  mock?.stop();
-});
+const lab = bubbleLab();
 
 const LOOP = `<div id="out">looping</div>
 <script>
@@ -43,15 +28,12 @@ const LOOP = `<div id="out">looping</div>
 </script>`;
 
 test('500 tavo.set in a loop all land, in order, and a burst of reads all settle', async () => {
+  const { tavo } = lab;
   const { chatId, characters } = await bubbleChat(tavo, ['Looper'], 'Loops');
   await addMessage(tavo, chatId, LOOP, characters[0]);
-  const page = await browser.context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${tavo.url}/chats/${chatId}`);
-  const v = await until(async () => {
-    const x = await vars(tavo, chatId);
-    return x.chat.reads && x.chat.last === 499 ? x : null;
-  }, 90000, 'every write and the reads');
+  // `reads` is the script's last write: once it is stored, every write before it is.
+  const { page, errors } = await bubbleReport(lab, chatId, 'reads', { ms: 90000 });
+  const v = await vars(tavo, chatId);
   for (let i = 0; i < 500; i++) assert.equal(v.chat[`n${i}`], i, `n${i}`);
   assert.equal(v.chat.last, 499, 'the last write is the last one made');
   assert.deepEqual(v.chat.reads.rejected, []);
@@ -96,6 +78,7 @@ const WHOLE = `<div id="out">reading</div>
 </script>`;
 
 test('a bubble gets whole results: 5,000 messages from message.find, a 3 MB image back from file.load', async () => {
+  const { tavo } = lab;
   const form = new FormData();
   form.append('file', new Blob([longChat(5000)], { type: 'application/jsonl' }), 'archive.jsonl');
   const res = await fetch(`${tavo.url}/api/import`, { method: 'POST', body: form, headers: { 'x-tavo-request': '1' } });
@@ -105,10 +88,7 @@ test('a bubble gets whole results: 5,000 messages from message.find, a 3 MB imag
   const chatId = imported.results[0].chatId;
   assert.equal(typeof chatId, 'number', JSON.stringify(imported.results[0]));
   await addMessage(tavo, chatId, WHOLE);
-  const page = await browser.context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${tavo.url}/chats/${chatId}`);
-  const v = await until(async () => (await vars(tavo, chatId)).chat.whole ?? null, 90000, 'the whole results');
+  const { value: v, page, errors } = await bubbleReport(lab, chatId, 'whole', { ms: 90000 });
   assert.equal(v.count, 5001, 'every message, the bubble\'s own included');
   assert.equal(v.first, 'message 0');
   assert.equal(v.beforeMe, 'message 4999');

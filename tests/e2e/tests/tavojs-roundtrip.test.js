@@ -1,28 +1,15 @@
 // get → modify → update from a bubble works on an imported SillyTavern preset (issue 31, item
 // 3): `tavo.preset.update` takes what `tavo.preset.get` returned, SillyTavern's own keys
-// (`chat_completion_source`, each prompt's `system_prompt`, …) included, and keeps them.
-import { test, before, after } from 'node:test';
+// (`chat_completion_source`, each prompt's `system_prompt`, …) included, and keeps them. An
+// overwrite asks the card once (Allow).
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMock, startTavo, launchBrowser, watchErrors, SHARED } from '../lib/harness.js';
-import { bubbleChat, addMessage, vars, until } from '../lib/bubbles.js';
+import { SHARED } from '../lib/harness.js';
+import { bubbleLab, bubbleReport, bubbleChat, addMessage } from '../lib/bubbles.js';
 
-/** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
-/** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
-/** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
-
-before(async () => {
-  mock = await startMock({ turns: [{ text: 'unused' }], repeatLast: true });
-  tavo = await startTavo({ mock, settings: { 'rendering.javascript': 'auto' } });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await tavo?.stop();
-  mock?.stop();
-});
+const lab = bubbleLab();
 
 /** @param {number} presetId */
 const EDITOR = (presetId) => `<div id="out">editing</div>
@@ -42,6 +29,7 @@ const EDITOR = (presetId) => `<div id="out">editing</div>
 </script>`;
 
 test('a bubble writes back an imported SillyTavern preset as get returned it', async () => {
+  const { tavo } = lab;
   const file = readFileSync(join(SHARED, 'corpus/presets/st-openai-Default.json'));
   const form = new FormData();
   form.append('kind', 'preset');
@@ -55,10 +43,7 @@ test('a bubble writes back an imported SillyTavern preset as get returned it', a
 
   const { chatId, characters } = await bubbleChat(tavo, ['Editor'], 'Round trip');
   await addMessage(tavo, chatId, EDITOR(presetId), characters[0]);
-  const page = await browser.context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${tavo.url}/chats/${chatId}`);
-  const R = await until(async () => (await vars(tavo, chatId)).chat.roundTrip ?? null, 20000, 'the round trip');
+  const { value: R, page, errors } = await bubbleReport(lab, chatId, 'roundTrip', { allow: true });
   assert.equal(R.error, undefined, JSON.stringify(R.error));
   assert.equal(R.updated, presetId);
   const after = await tavo.api('GET', `/api/library/preset/${presetId}`);
