@@ -34,6 +34,11 @@ pub trait LibraryAsset: Asset + JsonSchema + DeserializeOwned + Serialize + Send
     const CREATE_REQUIRES: &'static [&'static str];
     /// Outside (CCv3) names accepted for camelCase fields: `(snake_case, camelCase)`.
     const ALIASES: &'static [(&'static str, &'static str)] = &[];
+    /// Outside names that are not a plain rename (a lorebook entry's CCv3 fields), moved onto
+    /// Tavo's fields before a write; refuses what cannot be read.
+    fn outside_names(_obj: &mut Map<String, Value>) -> Result<(), ToolError> {
+        Ok(())
+    }
     /// The model's own validation.
     fn check(&self) -> Result<(), tavo_model::ValidationErrors>;
     /// Defaults a new asset gets (a preset's missing built-in entries).
@@ -87,6 +92,16 @@ impl LibraryAsset for Lorebook {
     fn check(&self) -> Result<(), tavo_model::ValidationErrors> {
         self.validate()
     }
+    fn outside_names(obj: &mut Map<String, Value>) -> Result<(), ToolError> {
+        if let Some(Value::Array(entries)) = obj.get_mut("entries") {
+            for (i, entry) in entries.iter_mut().enumerate() {
+                if let Value::Object(e) = entry {
+                    ccv3_entry(e, &format!("lorebook.entries[{i}]"))?;
+                }
+            }
+        }
+        Ok(())
+    }
     fn fill_on_write(&mut self) {
         fill_identifiers(self.entries.iter_mut().map(|e| &mut e.identifier));
     }
@@ -109,6 +124,84 @@ impl LibraryAsset for Chat {
     }
 }
 
+/// The CCv3 names of a lorebook entry's fields (seed 002: create and update take them too),
+/// with how each maps onto Tavo's field. Shown in the tools' schemas.
+pub const LOREBOOK_ENTRY_CCV3: &[(&str, &str, &str)] = &[
+    ("keys", "keywords", "CCv3 name of keywords."),
+    (
+        "secondary_keys",
+        "secondaryKeywords",
+        "CCv3 name of secondaryKeywords.",
+    ),
+    (
+        "constant",
+        "strategy",
+        "CCv3: true is strategy 'constant', false 'keyword'.",
+    ),
+    (
+        "position",
+        "injectionPosition",
+        "CCv3: 'before_char' is injectionPosition 'lorebookBefore', 'after_char' 'lorebookAfter'.",
+    ),
+    (
+        "selective",
+        "secondaryKeywordStrategy",
+        "CCv3: true is secondaryKeywordStrategy 'andAny', false 'none'.",
+    ),
+];
+
+/// Moves one entry's CCv3 names onto Tavo's fields (the seed's mapping); both names of one
+/// field with different meanings, or a value CCv3 does not define, are refused at `path`.
+fn ccv3_entry(e: &mut Map<String, Value>, path: &str) -> Result<(), ToolError> {
+    for (ccv3, tavo, _) in LOREBOOK_ENTRY_CCV3 {
+        let Some(value) = e.shift_remove(*ccv3) else {
+            continue;
+        };
+        let at = format!("{path}.{ccv3}");
+        let mapped = match (*ccv3, &value) {
+            ("keys" | "secondary_keys", Value::Array(_)) => value.clone(),
+            ("constant", Value::Bool(b)) => json!(if *b { "constant" } else { "keyword" }),
+            ("selective", Value::Bool(b)) => json!(if *b { "andAny" } else { "none" }),
+            ("position", Value::String(s)) if s == "before_char" => json!("lorebookBefore"),
+            ("position", Value::String(s)) if s == "after_char" => json!("lorebookAfter"),
+            ("position", _) => {
+                return Err(ToolError::invalid_at(
+                    &at,
+                    "'before_char' or 'after_char' (or injectionPosition for the other places)",
+                    &value.to_string(),
+                ));
+            }
+            ("keys" | "secondary_keys", _) => {
+                return Err(ToolError::invalid_at(
+                    &at,
+                    "an array of strings",
+                    json_type_name(&value),
+                ));
+            }
+            _ => {
+                return Err(ToolError::invalid_at(
+                    &at,
+                    "true or false",
+                    json_type_name(&value),
+                ));
+            }
+        };
+        if let Some(existing) = e.get(*tavo)
+            && *existing != mapped
+        {
+            return Err(ToolError::invalid_at(
+                &at,
+                format!(
+                    "the same meaning as {path}.{tavo} (it is the CCv3 name of that field; send one of the two)"
+                ),
+                "a different value",
+            ));
+        }
+        e.insert((*tavo).to_owned(), mapped);
+    }
+    Ok(())
+}
+
 /// Gives every blank identifier a fresh one (lorebook and regex entries alike).
 fn fill_identifiers<'a>(identifiers: impl Iterator<Item = &'a mut String>) {
     for id in identifiers.filter(|id| id.trim().is_empty()) {
@@ -124,6 +217,7 @@ pub fn new_identifier() -> String {
 /// Moves CCv3 snake_case names onto their camelCase fields (see the module doc); refuses a
 /// whole card, a `character_book`, and both names of one field with different values.
 pub fn normalize_names<A: LibraryAsset>(obj: &mut Map<String, Value>) -> Result<(), ToolError> {
+    A::outside_names(obj)?;
     if A::ALIASES.is_empty() {
         return Ok(());
     }

@@ -55,3 +55,47 @@ test('a bubble writes back an imported SillyTavern preset as get returned it', a
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+const CCV3 = `<div id="out">creating</div>
+<script>
+(async () => {
+  const R = {};
+  try {
+    R.characterId = await tavo.character.create({ spec: 'chara_card_v3', spec_version: '3.0', data: {
+      name: 'Generated', first_mes: 'Hello.', description: 'Made by the generate demo.',
+      character_book: { entries: [{ keys: ['harbour'], content: 'The harbour is foggy.', enabled: true, insertion_order: 0 }] },
+    } });
+    R.lorebookId = await tavo.lorebook.create({ name: 'CCv3 names', entries: [
+      { keys: ['a'], secondary_keys: ['b'], constant: true, position: 'before_char', selective: true, content: 'x' },
+    ] });
+    R.entry = (await tavo.lorebook.get(R.lorebookId)).entries[0];
+  } catch (e) {
+    R.error = { code: e.code ?? null, message: e.message };
+  }
+  tavo.set('ccv3', R);
+  document.getElementById('out').textContent = 'done';
+})();
+</script>`;
+
+test('CCv3 names where the seed takes them: a wrapped card in character.create, CCv3 entry fields in lorebook.create', async () => {
+  const { tavo } = lab;
+  const { chatId, characters } = await bubbleChat(tavo, ['Maker'], 'CCv3');
+  await addMessage(tavo, chatId, CCV3, characters[0]);
+  const { value: R, page, errors } = await bubbleReport(lab, chatId, 'ccv3', { allow: true });
+  assert.equal(R.error, undefined, JSON.stringify(R.error));
+  assert.equal(typeof R.characterId, 'number');
+  const made = await tavo.api('GET', `/api/library/character/${R.characterId}`);
+  assert.equal(made.name, 'Generated');
+  assert.equal(made.firstMes, 'Hello.');
+  // The card's character_book came along as a lorebook of its own.
+  const books = await tavo.api('GET', '/api/library/lorebook');
+  assert.ok(books.some((/** @type {any} */ b) => b.id !== R.lorebookId), JSON.stringify(books));
+  assert.deepEqual(R.entry.keywords, ['a']);
+  assert.deepEqual(R.entry.secondaryKeywords, ['b']);
+  assert.equal(R.entry.strategy, 'constant');
+  assert.equal(R.entry.injectionPosition, 'lorebookBefore');
+  assert.equal(R.entry.secondaryKeywordStrategy, 'andAny');
+  assert.ok(!('keys' in R.entry) && !('constant' in R.entry), 'the CCv3 names became Tavo\'s, not extras');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -233,7 +233,15 @@ for (const [kind, k] of Object.entries(KINDS)) {
   });
   def(`${kind}.find`, (c, [name, options]) =>
     strict(call(c, t('find'), defined({ name: String(name ?? ''), options: options && options.match ? { match: options.match } : undefined })), (list) => list));
-  def(`${kind}.create`, (c, [obj]) => strict(call(c, t('create'), { [kind]: plainObject(obj, `tavo.${kind}.create`) }, `create a ${kind}`), (r) => r.id));
+  def(`${kind}.create`, (c, [obj]) => {
+    const o = plainObject(obj, `tavo.${kind}.create`);
+    // A whole CCv3 card (`{spec, data}`, or data with a character_book), as the seed's generate
+    // demo makes one, is an import: its lorebook comes along; the answer is still the new id.
+    if (kind === 'character' && ('spec' in o || 'data' in o || 'character_book' in o)) {
+      return strict(call(c, t('import'), { card: o }, 'import a character'), (r) => r.characterId);
+    }
+    return strict(call(c, t('create'), { [kind]: o }, `create a ${kind}`), (r) => r.id);
+  });
   def(`${kind}.update`, (c, [obj]) => strict(call(c, t('update'), { [kind]: plainObject(obj, `tavo.${kind}.update`) }, `overwrite a ${kind}`), (r) => r.id));
   def(`${kind}.delete`, (c, [ref]) => strict(call(c, t('delete'), { id: idOf(ref, `tavo.${kind}.delete`) }, `delete a ${kind}`), (r) => r.id));
   if (k.field) def(`${kind}.import`, (c, [obj]) => strict(call(c, t('import'), { [k.field]: plainObject(obj, `tavo.${kind}.import`) }, `import a ${kind}`), k.imported));

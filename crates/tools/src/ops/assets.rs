@@ -61,7 +61,37 @@ fn wrapped_schema<A: LibraryAsset>(what: &str, keep_extras: bool) -> Value {
             }
         }
     }
+    if A::KIND == AssetKind::Lorebook {
+        entry_ccv3_names(&mut inner);
+    }
     json!({"type": "object", "properties": {A::LABEL: inner}, "required": [A::LABEL]})
+}
+
+/// A lorebook entry's CCv3 names beside Tavo's ([`crate::assets::LOREBOOK_ENTRY_CCV3`]).
+fn entry_ccv3_names(lorebook: &mut Value) {
+    let Some(Value::Object(props)) = lorebook.pointer_mut("/properties/entries/items/properties")
+    else {
+        return;
+    };
+    for (ccv3, tavo, description) in crate::assets::LOREBOOK_ENTRY_CCV3 {
+        let schema = match *ccv3 {
+            "keys" | "secondary_keys" => {
+                let mut s = props
+                    .get(*tavo)
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "array"}));
+                if let Value::Object(o) = &mut s {
+                    o.insert("description".into(), json!(description));
+                }
+                s
+            }
+            "position" => {
+                json!({"type": "string", "enum": ["before_char", "after_char"], "description": description})
+            }
+            _ => json!({"type": "boolean", "description": description}),
+        };
+        props.insert((*ccv3).to_owned(), schema);
+    }
 }
 
 fn open_schema(field: &str, what: &str) -> Value {

@@ -148,3 +148,52 @@ async fn a_created_asset_round_trips_too() {
         assert_eq!(env["ok"], json!(true), "{kind}: {env}");
     }
 }
+
+#[tokio::test]
+async fn lorebook_writes_take_the_ccv3_entry_names() {
+    let lib = Lib::new();
+    let entry = json!({"keys": ["a"], "secondary_keys": ["b"], "constant": true,
+        "position": "before_char", "selective": false, "content": "x"});
+    let made = ok(
+        &lib,
+        "tavo_lorebook_create",
+        json!({"lorebook": {"name": "L", "entries": [entry]}}),
+    )
+    .await;
+    let got = ok(&lib, "tavo_lorebook_get", json!({"id": made["id"]})).await;
+    let e = &got["entries"][0];
+    assert_eq!(e["keywords"], json!(["a"]));
+    assert_eq!(e["secondaryKeywords"], json!(["b"]));
+    assert_eq!(e["strategy"], json!("constant"));
+    assert_eq!(e["injectionPosition"], json!("lorebookBefore"));
+    assert_eq!(e["secondaryKeywordStrategy"], json!("none"));
+    assert!(
+        e.get("keys").is_none() && e.get("constant").is_none(),
+        "{e}"
+    );
+
+    // A place CCv3 does not name, and two names of one field that disagree, are refused.
+    for (bad, path) in [
+        (
+            json!({"position": "at_depth", "content": "x"}),
+            "lorebook.entries[0].position",
+        ),
+        (
+            json!({"constant": true, "strategy": "keyword", "content": "x"}),
+            "lorebook.entries[0].constant",
+        ),
+    ] {
+        let env = call(
+            &lib,
+            "tavo_lorebook_update",
+            json!({"lorebook": {"id": made["id"], "entries": [bad]}}),
+        )
+        .await;
+        assert_eq!(env["error"]["details"]["path"], json!(path), "{env}");
+    }
+    let still = ok(&lib, "tavo_lorebook_get", json!({"id": made["id"]})).await;
+    assert_eq!(
+        still["entries"], got["entries"],
+        "a refused update changes nothing"
+    );
+}
