@@ -4,6 +4,7 @@
 
 import { marked } from 'marked';
 import DOMPurify from './purify.js';
+import { resolvingFilesOf } from './files.js';
 
 marked.setOptions({ gfm: true, breaks: true });
 
@@ -19,17 +20,21 @@ const cache = new Map();
 
 /**
  * @param {string} text
+ * @param {number|null} [chatId] the chat whose files `files/chat/…` names (virtual paths load)
  * @returns {string} sanitised HTML
  */
-export function render(text) {
-  const hit = cache.get(text);
+export function render(text, chatId = null) {
+  const key = `${chatId ?? ''}\u0000${text}`;
+  const hit = cache.get(key);
   if (hit !== undefined) return hit;
   const raw = /** @type {string} */ (marked.parse(text || '', { async: false }));
-  const out = DOMPurify.sanitize(raw, {
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
-    FORBID_ATTR: ['style'],
-  });
+  const out = resolvingFilesOf(chatId, () =>
+    DOMPurify.sanitize(raw, {
+      FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
+      FORBID_ATTR: ['style'],
+    }),
+  );
   if (cache.size > 500) cache.clear();
-  cache.set(text, out);
+  cache.set(key, out);
   return out;
 }

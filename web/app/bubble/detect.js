@@ -5,6 +5,7 @@
 
 import { marked } from 'marked';
 import DOMPurify from '../purify.js';
+import { resolvingFilesOf } from '../files.js';
 
 /**
  * @typedef {{mode: 'markdown'} | {mode: 'html', html: string}
@@ -55,14 +56,17 @@ const cache = new Map();
 
 /**
  * @param {string} text the display copy
+ * @param {number|null} [chatId] the chat whose files `files/chat/…` names
  * @returns {Rendering}
  */
-export function classify(text) {
-  const hit = cache.get(text);
+export function classify(text, chatId = null) {
+  // The chat is part of the key: its virtual file paths resolve under it.
+  const key = `${chatId ?? ''}\u0000${text}`;
+  const hit = cache.get(key);
   if (hit) return hit;
-  const r = compute(text || '');
+  const r = resolvingFilesOf(chatId, () => compute(text || ''));
   if (cache.size > 400) cache.clear();
-  cache.set(text, r);
+  cache.set(key, r);
   return r;
 }
 

@@ -6,6 +6,7 @@
 import { html } from '../html.js';
 import { render } from '../markdown.js';
 import { classify, sanitize } from '../bubble/detect.js';
+import { resolvingFilesOf } from '../files.js';
 import { marked } from 'marked';
 import { chatView, rendering, allowCardScripts } from '../store.js';
 import { BubbleHtml } from './BubbleHtml.js';
@@ -18,16 +19,17 @@ function cardOf(m) {
   return c ? { key: `character:${c.id}`, name: c.name } : { key: 'chat', name: chat?.name || 'this chat' };
 }
 
-/** @param {string} md */
-const light = (md) => (md.trim() ? sanitize(/** @type {string} */ (marked.parse(md, { async: false, gfm: true, breaks: true }))) : '');
+/** @param {string} md @param {number} chatId */
+const light = (md, chatId) =>
+  md.trim() ? resolvingFilesOf(chatId, () => sanitize(/** @type {string} */ (marked.parse(md, { async: false, gfm: true, breaks: true })))) : '';
 
 /** @param {{message: import('../store.js').Message}} props */
 export function BubbleContent({ message: m }) {
   const text = m.display?.content ?? m.content;
   const chat = /** @type {any} */ (chatView.chat.value);
-  const markdown = html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text) }}></div>`;
+  const markdown = html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text, chat?.id ?? null) }}></div>`;
   if (!chat || chat.advancedRendering === false) return markdown;
-  const r = classify(text);
+  const r = classify(text, chat.id);
   if (r.mode === 'markdown') return markdown;
   if (r.mode === 'html') return html`<div class="prose content rich"><${BubbleHtml} html=${r.html} /></div>`;
   const card = cardOf(m);
@@ -40,8 +42,8 @@ export function BubbleContent({ message: m }) {
         : null}
       <${BubbleHtml} html=${r.light} />
     </div>`;
-  const before = light(r.before);
-  const after = light(r.after);
+  const before = light(r.before, chat.id);
+  const after = light(r.after, chat.id);
   return html`<div class="prose content rich scripted">
     ${before ? html`<${BubbleHtml} html=${before} />` : null}
     <${BubbleFrame} doc=${r.doc} source=${m.content} chatId=${chat.id} messageId=${m.id} card=${card} />

@@ -6,17 +6,14 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { chatView } from '../store.js';
 import { ImageViewer } from './ImageViewer.js';
+import { fileUrl } from '../files.js';
 
 /** The address the app loads an image reference from, or null.
  * @param {unknown} ref @param {number|null|undefined} chatId */
 export function imageSrc(ref, chatId) {
   if (typeof ref !== 'string') return null;
   if (/^data:image\/[a-z+.-]+;base64,/i.test(ref)) return ref;
-  const chat = /^files\/chat\/([^/\\:]+)$/.exec(ref);
-  if (chat && chatId != null && chat[1] !== '..') return `/api/chats/${chatId}/files/${encodeURIComponent(chat[1])}`;
-  const global = /^files\/global\/([^/\\:]+)$/.exec(ref);
-  if (global && global[1] !== '..') return `/api/files/${encodeURIComponent(global[1])}`;
-  return null;
+  return fileUrl(ref, chatId);
 }
 
 /** @param {{message: any}} props */

@@ -44,7 +44,7 @@ export function MessageItem({ message: m, isLast }) {
         ${m.hidden ? html`<span class="pill" title="Left out of the prompt">hidden</span>` : null}
         <span class="floor muted">#${m.floor}</span></header>
       <${PluginMount} at="/messages/start" message=${m} />
-      ${m.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.display?.reasoning ?? m.reasoning) }}></div></details>` : null}
+      ${m.reasoning ? html`<details class="reasoning"><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.display?.reasoning ?? m.reasoning, chatView.id.value) }}></div></details>` : null}
       ${editing
         ? html`<div class="edit"><textarea aria-label="Edit message" rows="5" value=${text} onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)}
               onKeyDown=${(/** @type {KeyboardEvent} */ e) => { if (e.key === 'Escape') setEditing(false); if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) save(); }}></textarea>
@@ -55,7 +55,7 @@ export function MessageItem({ message: m, isLast }) {
       ${m.translation && m.translation.text
         ? html`<section class="translation" aria-label=${`Translation (${m.translation.language})`}>
             <div class="muted small">${m.translation.language}</div>
-            <div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.translation.text) }}></div></section>`
+            <div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.translation.text, chatView.id.value) }}></div></section>`
         : null}
       ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
       <${PluginMount} at="/messages/end" message=${m} />
@@ -104,8 +104,8 @@ export function StreamingItem({ message: m, reply }) {
       <header class="message-head"><span class="speaker">${name}</span>
         <span class="pill live">${waiting ? 'waiting for you' : 'replying'}</span>
         ${who?.turns && who.turns > 1 ? html`<span class="pill" title="Group reply: members answer one after the other">${who.turn} of ${who.turns}</span>` : null}</header>
-      ${reasoning ? html`<details class="reasoning" open=${!text}><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(reasoning) }}></div></details>` : null}
-      ${text ? html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text) }}></div>` : html`<div class="typing" aria-label="Writing"><span></span><span></span><span></span></div>`}
+      ${reasoning ? html`<details class="reasoning" open=${!text}><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(reasoning, chatView.id.value) }}></div></details>` : null}
+      ${text ? html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text, chatView.id.value) }}></div>` : html`<div class="typing" aria-label="Writing"><span></span><span></span><span></span></div>`}
       ${tools.length ? html`<div class="tool-cards">${tools.map((t) => html`<${ToolCard} key=${t.callId} card=${t} />`)}</div>` : null}
     </div>
   </article>`;
