@@ -13,6 +13,7 @@ import { ChatPanel } from './ChatPanel.js';
 import { PluginHost } from './PluginHost.js';
 import { PluginMount } from './PluginMount.js';
 import { TtsPlayer } from './TtsPlayer.js';
+import { ChatBackground } from './ChatBackground.js';
 import { loadRuntimePlugins, pluginsTick } from '../plugins/store.js';
 
 /** @param {{id: number}} props */
@@ -35,6 +36,7 @@ export function ChatView({ id }) {
   // Plugins run only when the chat has advanced rendering on (Tavo §6.2).
   const plugins = !!chat && chat.id === id && /** @type {any} */ (chat).advancedRendering !== false;
   return html`<section class="chat" aria-label="Chat">
+    <${ChatBackground} />
     <${ChatHeader} panel=${panel} togglePanel=${() => setPanel(!panel)} />
     ${panel ? html`<${ChatPanel} onClose=${() => setPanel(false)} />` : null}
     <${PluginMount} at="/chat/body/start" />
