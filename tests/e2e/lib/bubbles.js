@@ -83,3 +83,25 @@ export async function bubbleReport(lab, chatId, name, { ms = 20000, allow = fals
   const value = await until(async () => (await vars(lab.tavo, chatId)).chat[name] ?? null, ms, `the bubble's ${name}`);
   return { value, page, errors };
 }
+
+/**
+ * A bubble whose script runs `body` (statements of an async function that fill the object `R`)
+ * and stores `R` as the chat variable `name`; an error thrown is stored as
+ * `R.error = {code, message}`. The frame shows `done` once it stored the report.
+ * @param {string} name @param {string} body
+ */
+export function reportingBubble(name, body) {
+  return `<div id="out">running</div>
+<script>
+(async () => {
+  const R = {};
+  try {
+${body}
+  } catch (e) {
+    R.error = { code: e.code ?? null, message: e.message };
+  }
+  tavo.set(${JSON.stringify(name)}, R);
+  document.getElementById('out').textContent = 'done';
+})();
+</script>`;
+}

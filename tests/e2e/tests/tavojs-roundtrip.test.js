@@ -7,26 +7,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHARED } from '../lib/harness.js';
-import { bubbleLab, bubbleReport, bubbleChat, addMessage } from '../lib/bubbles.js';
+import { bubbleLab, bubbleReport, bubbleChat, addMessage, reportingBubble } from '../lib/bubbles.js';
 
 const lab = bubbleLab();
 
 /** @param {number} presetId */
-const EDITOR = (presetId) => `<div id="out">editing</div>
-<script>
-(async () => {
-  const R = {};
-  try {
+const EDITOR = (presetId) => reportingBubble('roundTrip', `
     const p = await tavo.preset.get(${presetId});
     p.name = 'Edited in a bubble';
-    R.updated = await tavo.preset.update(p);
-  } catch (e) {
-    R.error = { code: e.code ?? null, message: e.message };
-  }
-  tavo.set('roundTrip', R);
-  document.getElementById('out').textContent = 'done';
-})();
-</script>`;
+    R.updated = await tavo.preset.update(p);`);
 
 test('a bubble writes back an imported SillyTavern preset as get returned it', async () => {
   const { tavo } = lab;
@@ -56,11 +45,7 @@ test('a bubble writes back an imported SillyTavern preset as get returned it', a
   await page.close();
 });
 
-const CCV3 = `<div id="out">creating</div>
-<script>
-(async () => {
-  const R = {};
-  try {
+const CCV3 = reportingBubble('ccv3', `
     R.characterId = await tavo.character.create({ spec: 'chara_card_v3', spec_version: '3.0', data: {
       name: 'Generated', first_mes: 'Hello.', description: 'Made by the generate demo.',
       character_book: { entries: [{ keys: ['harbour'], content: 'The harbour is foggy.', enabled: true, insertion_order: 0 }] },
@@ -68,14 +53,7 @@ const CCV3 = `<div id="out">creating</div>
     R.lorebookId = await tavo.lorebook.create({ name: 'CCv3 names', entries: [
       { keys: ['a'], secondary_keys: ['b'], constant: true, position: 'before_char', selective: true, content: 'x' },
     ] });
-    R.entry = (await tavo.lorebook.get(R.lorebookId)).entries[0];
-  } catch (e) {
-    R.error = { code: e.code ?? null, message: e.message };
-  }
-  tavo.set('ccv3', R);
-  document.getElementById('out').textContent = 'done';
-})();
-</script>`;
+    R.entry = (await tavo.lorebook.get(R.lorebookId)).entries[0];`);
 
 test('CCv3 names where the seed takes them: a wrapped card in character.create, CCv3 entry fields in lorebook.create', async () => {
   const { tavo } = lab;
