@@ -183,6 +183,19 @@ impl Default for LorebookEntry {
 }
 
 impl LorebookEntry {
+    /// Whether the entry's probability roll applies. SillyTavern's `useProbability: false`
+    /// makes it ignore `probability` (the entry always passes its roll); tavo keeps that flag
+    /// in the entry's extras — at the top level from a world-info file, under `extensions`
+    /// from a CCv3 book. Without the flag (Tavo's own entries) the roll applies.
+    pub fn rolls_probability(&self) -> bool {
+        let flag = self.extra.get("useProbability").or_else(|| {
+            self.extra
+                .get("extensions")
+                .and_then(|e| e.get("useProbability"))
+        });
+        flag.and_then(serde_json::Value::as_bool) != Some(false)
+    }
+
     /// The effective secondary logic: an empty secondary list behaves as `none`
     /// (the seed leaves this open; treating it as `none` keeps a plain keyword entry firing).
     pub fn effective_secondary_strategy(&self) -> SecondaryKeywordStrategy {

@@ -574,7 +574,7 @@ impl<'a, 'r> Run<'a, 'r> {
                 self.stop(i, Gate::Budget);
                 continue;
             }
-            if !is_sticky && entry.probability < 100 {
+            if !is_sticky && entry.probability < 100 && entry.rolls_probability() {
                 let roll =
                     seeded_percent(self.options.seed, &format!("{}#{}", self.key_of(i), self.n));
                 if roll >= f64::from(entry.probability) {

@@ -221,6 +221,48 @@ fn regex_keys_and_macro_keys() {
 }
 
 #[test]
+fn use_probability_false_always_passes_the_roll() {
+    // SillyTavern ignores `probability` when `useProbability` is false (issue 30, item 17):
+    // from a world-info file (top-level extra) and from a CCv3 book (under `extensions`).
+    let mut st = entry("st", &["dragon"]);
+    st.probability = 0;
+    st.extra
+        .insert("useProbability".into(), serde_json::json!(false));
+    let mut ccv3 = entry("ccv3", &["dragon"]);
+    ccv3.probability = 0;
+    ccv3.extra.insert(
+        "extensions".into(),
+        serde_json::json!({"useProbability": false}),
+    );
+    let mut rolled = entry("rolled", &["dragon"]);
+    rolled.probability = 0;
+    rolled
+        .extra
+        .insert("useProbability".into(), serde_json::json!(true));
+    let books = [book(vec![st, ccv3, rolled])];
+    for seed in 0..8 {
+        let options = LorebookOptions {
+            seed,
+            ..LorebookOptions::default()
+        };
+        let r = run_with(
+            &books,
+            &["dragon"],
+            10,
+            &mut TimedEffects::default(),
+            options,
+        );
+        assert!(r.activated.contains(&"st".to_owned()), "{:?}", r.activated);
+        assert!(
+            r.activated.contains(&"ccv3".to_owned()),
+            "{:?}",
+            r.activated
+        );
+        assert!(r.skipped.contains(&("rolled".into(), Gate::Probability)));
+    }
+}
+
+#[test]
 fn probability_is_seeded_and_reported() {
     let mut never = entry("never", &["dragon"]);
     never.probability = 0;
