@@ -17,7 +17,7 @@ import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthori
  *   A chat with several characters is a group chat: `replyMode` decides who answers, muted members never do
  *   unless chosen as the reply's speaker.
  * @typedef {{pendingId: number, interaction: 'confirmation'|'question', tool: string, callId: string,
- *   safety?: string, arguments?: any, question?: {question: string, options: {value: string, label: string, description?: string}[],
+ *   safety?: string, arguments?: any, question?: {question: string, options: {value: string, label: string, description?: string, meta?: string}[],
  *   allowOther: boolean, defaultValue?: string, placeholder?: string}}} Pending
  */
 

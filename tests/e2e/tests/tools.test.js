@@ -20,7 +20,7 @@ before(async () => {
       { text: 'Zed is in your library now.' },
       create('Nobody'),
       { text: 'Understood, I did not create it.' },
-      { toolCalls: [{ name: 'tavo_ask_user', arguments: { question: 'Which season?', options: ['Spring', 'Winter'] } }] },
+      { toolCalls: [{ name: 'tavo_ask_user', arguments: { question: 'Which season?', options: ['Spring', { value: 'Winter', label: 'Winter', description: 'Cold and clear', meta: 'snow likely' }] } }] },
       { text: 'Winter it is.' },
     ],
   });
@@ -82,7 +82,11 @@ test('tavo_ask_user shows its question; the chosen option goes back to the model
   const form = page.getByRole('form', { name: 'Which season?' });
   await form.waitFor();
   await shot(page, 'ask-user');
-  await form.getByRole('button', { name: 'Winter' }).click();
+  // An option shows its description and its meta note (seed 000).
+  const winter = form.getByRole('button', { name: /^Winter/ });
+  await winter.getByText('Cold and clear').waitFor();
+  await winter.getByText('snow likely').waitFor();
+  await winter.click();
   await page.locator('article.message.assistant').last().getByText('Winter it is.').waitFor({ timeout: 15000 });
   const requests = (await import('node:fs')).readFileSync(`${mock.dir}/requests.jsonl`, 'utf8');
   assert.match(requests, /Winter/, 'the answer reached the model');

@@ -1,4 +1,5 @@
-// `tavo_ask_user`: the model asks; pick an option or type an answer (when allowed).
+// `tavo_ask_user`: the model asks; pick an option or type an answer (when allowed). An option
+// shows its label, its description and its `meta` note (seed 000: short extra information).
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { answerQuestion, toast, errorText } from '../store.js';
@@ -20,7 +21,7 @@ export function AskUserForm({ pending }) {
       ${q.options.map(
         (o) => html`<button type="button" key=${o.value} class=${o.value === q.defaultValue ? 'primary' : ''}
             onClick=${() => send({ kind: 'option', value: o.value })}>
-          ${o.label}${o.description ? html`<small>${o.description}</small>` : null}</button>`,
+          ${o.label}${o.description ? html`<small>${o.description}</small>` : null}${o.meta ? html`<small class="option-meta">${o.meta}</small>` : null}</button>`,
       )}
     </div>
     ${q.allowOther
