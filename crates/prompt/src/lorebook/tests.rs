@@ -54,6 +54,15 @@ fn run_with(
     run_scoped(books, texts, clock, timed, options, EntryScope::default())
 }
 
+/// One generation at `clock` 10 with fresh timed effects and the roll seeded by `seed`.
+fn run_seeded(books: &[Lorebook], texts: &[&str], seed: u64) -> Run {
+    let options = LorebookOptions {
+        seed,
+        ..LorebookOptions::default()
+    };
+    run_with(books, texts, 10, &mut TimedEffects::default(), options)
+}
+
 fn run_scoped(
     books: &[Lorebook],
     texts: &[&str],
@@ -224,34 +233,20 @@ fn regex_keys_and_macro_keys() {
 fn use_probability_false_always_passes_the_roll() {
     // SillyTavern ignores `probability` when `useProbability` is false (issue 30, item 17):
     // from a world-info file (top-level extra) and from a CCv3 book (under `extensions`).
-    let mut st = entry("st", &["dragon"]);
-    st.probability = 0;
-    st.extra
-        .insert("useProbability".into(), serde_json::json!(false));
-    let mut ccv3 = entry("ccv3", &["dragon"]);
-    ccv3.probability = 0;
-    ccv3.extra.insert(
-        "extensions".into(),
-        serde_json::json!({"useProbability": false}),
+    let ignored = |id: &str, extra: serde_json::Value| {
+        let mut e = with_extra(entry(id, &["dragon"]), extra);
+        e.probability = 0;
+        e
+    };
+    let st = ignored("st", serde_json::json!({"useProbability": false}));
+    let ccv3 = ignored(
+        "ccv3",
+        serde_json::json!({"extensions": {"useProbability": false}}),
     );
-    let mut rolled = entry("rolled", &["dragon"]);
-    rolled.probability = 0;
-    rolled
-        .extra
-        .insert("useProbability".into(), serde_json::json!(true));
+    let rolled = ignored("rolled", serde_json::json!({"useProbability": true}));
     let books = [book(vec![st, ccv3, rolled])];
     for seed in 0..8 {
-        let options = LorebookOptions {
-            seed,
-            ..LorebookOptions::default()
-        };
-        let r = run_with(
-            &books,
-            &["dragon"],
-            10,
-            &mut TimedEffects::default(),
-            options,
-        );
+        let r = run_seeded(&books, &["dragon"], seed);
         assert!(r.activated.contains(&"st".to_owned()), "{:?}", r.activated);
         assert!(
             r.activated.contains(&"ccv3".to_owned()),
@@ -271,17 +266,7 @@ fn probability_is_seeded_and_reported() {
     let books = [book(vec![never, half])];
     let outcomes: Vec<bool> = (0..32)
         .map(|seed| {
-            let options = LorebookOptions {
-                seed,
-                ..LorebookOptions::default()
-            };
-            let r = run_with(
-                &books,
-                &["dragon"],
-                10,
-                &mut TimedEffects::default(),
-                options,
-            );
+            let r = run_seeded(&books, &["dragon"], seed);
             assert!(r.skipped.contains(&("never".into(), Gate::Probability)));
             r.activated.contains(&"half".to_owned())
         })
@@ -289,19 +274,9 @@ fn probability_is_seeded_and_reported() {
     assert!(outcomes.iter().any(|x| *x) && outcomes.iter().any(|x| !*x));
     let again: Vec<bool> = (0..32)
         .map(|seed| {
-            let options = LorebookOptions {
-                seed,
-                ..LorebookOptions::default()
-            };
-            run_with(
-                &books,
-                &["dragon"],
-                10,
-                &mut TimedEffects::default(),
-                options,
-            )
-            .activated
-            .contains(&"half".to_owned())
+            run_seeded(&books, &["dragon"], seed)
+                .activated
+                .contains(&"half".to_owned())
         })
         .collect();
     assert_eq!(outcomes, again, "same seed, same result");
@@ -581,17 +556,7 @@ fn an_inclusion_group_admits_one_member_per_generation() {
     let books = [book(all)];
     let mut winners = std::collections::BTreeSet::new();
     for seed in 0..40 {
-        let options = LorebookOptions {
-            seed,
-            ..LorebookOptions::default()
-        };
-        let r = run_with(
-            &books,
-            &["a dragon"],
-            10,
-            &mut TimedEffects::default(),
-            options,
-        );
+        let r = run_seeded(&books, &["a dragon"], seed);
         assert_eq!(r.activated.len(), 2, "{:?}", r.activated);
         assert!(r.activated.contains(&"loner".to_owned()));
         let lost: Vec<&(String, Gate)> = r
