@@ -39,6 +39,23 @@ pub enum ToolResult {
     },
 }
 
+impl ToolResult {
+    /// The whole result as JSON (a text read: its metadata with the text under its field).
+    pub fn into_value(self) -> Value {
+        match self {
+            ToolResult::Value(v) => v,
+            ToolResult::Text {
+                mut meta,
+                field,
+                text,
+            } => {
+                meta.insert(field.into(), Value::String(text));
+                Value::Object(meta)
+            }
+        }
+    }
+}
+
 /// A result after the per-result limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shaped {
@@ -107,14 +124,8 @@ fn shape_value(value: Value, limit: usize) -> Shaped {
     }
 }
 
-fn shape_text(
-    mut meta: Map<String, Value>,
-    field: &'static str,
-    text: String,
-    limit: usize,
-) -> Shaped {
-    meta.insert(field.into(), Value::String(text));
-    let whole = Value::Object(meta);
+fn shape_text(meta: Map<String, Value>, field: &'static str, text: String, limit: usize) -> Shaped {
+    let whole = ToolResult::Text { meta, field, text }.into_value();
     let bytes = serialized_len(&whole);
     if bytes <= limit {
         return Shaped {
@@ -185,17 +196,7 @@ impl ReplyBudget {
         match self.per_result {
             Some(limit) => shape(result, limit),
             None => Shaped {
-                result: match result {
-                    ToolResult::Value(v) => v,
-                    ToolResult::Text {
-                        mut meta,
-                        field,
-                        text,
-                    } => {
-                        meta.insert(field.into(), Value::String(text));
-                        Value::Object(meta)
-                    }
-                },
+                result: result.into_value(),
                 truncated: false,
                 // Not measured: nothing is counted against a whole budget.
                 bytes: 0,
