@@ -860,7 +860,7 @@ export function allowCardScripts(card) {
 /**
  * What bubble scripts asked the user (a confirmation, a picker, an image viewer), shown one
  * at a time by BubbleDialogs.
- * @typedef {{kind: 'confirm', title: string, text: string}
+ * @typedef {{kind: 'confirm', title: string, text: string, remember?: string}
  *   | {kind: 'select', title: string, options: {value: string, label: string, description?: string, subtitle?: string}[], defaultValue?: string}
  *   | {kind: 'preview', src: string} | {kind: 'notice', title: string, text: string}} BubbleAsk
  * @typedef {BubbleAsk & {id: number, resolve: (v: any) => void}} BubbleRequest

@@ -40,7 +40,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             json_body: 256 * 1024,
-            op_body: 16 * 1024 * 1024,
+            op_body: 56 * 1024 * 1024,
             upload_file: 64 * 1024 * 1024,
             upload_total: 256 * 1024 * 1024,
             sse_buffer: 1024,

@@ -102,11 +102,13 @@ fn accepts(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
 pub const FRAME_PATH: &str = "/app/bubble/frame.html";
 
 /// A bubble frame's own policy. `sandbox allow-scripts` (also set on the `<iframe>`) gives it
-/// an opaque origin even when opened on its own; scripts run inline only; it may show images,
+/// an opaque origin even when opened on its own; `allow-modals` lets a message's script show
+/// the browser's `prompt()`/`confirm()`/`alert()` (the `<iframe>` of a plugin frame withholds
+/// it, and the sandbox in force is the intersection of both); scripts run inline only; it may show images,
 /// media, fonts and styles from anywhere (cards link them), but `connect-src 'none'` and
 /// `form-action 'none'` leave it no request of its own: everything it asks goes to the app
 /// over its `MessageChannel`, and the API refuses an opaque origin anyway.
-pub const FRAME_CSP: &str = "sandbox allow-scripts; default-src 'none'; \
+pub const FRAME_CSP: &str = "sandbox allow-scripts allow-modals; default-src 'none'; \
      script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline' *; \
      img-src * data: blob:; media-src * data: blob:; font-src * data:; connect-src 'none'; \
      frame-src 'none'; worker-src 'none'; object-src 'none'; form-action 'none'; \
@@ -306,7 +308,10 @@ mod tests {
         let csp = r.headers()[header::CONTENT_SECURITY_POLICY]
             .to_str()
             .unwrap_or_default();
-        assert!(csp.starts_with("sandbox allow-scripts;"), "{csp}");
+        assert!(
+            csp.starts_with("sandbox allow-scripts allow-modals;"),
+            "{csp}"
+        );
         assert!(csp.contains("connect-src 'none'"), "{csp}");
         assert!(!csp.contains("allow-same-origin"), "{csp}");
         let body = frame_document().map(|d| d.0.as_str()).unwrap_or_default();

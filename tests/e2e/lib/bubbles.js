@@ -67,7 +67,7 @@ export function bubbleLab() {
 /**
  * Opens chat `chatId` in a new page and waits until its bubbles stored the chat variable
  * `name` (what a bubble's script reports); answers the value, the page and the page's errors.
- * With `allow`, the card's question before a destructive call is answered Allow.
+ * With `allow`, the card's first question (a call the seed marks) is answered Allow, remembered.
  * @param {ReturnType<typeof bubbleLab>} lab @param {number} chatId @param {string} name
  * @param {{ms?: number, allow?: boolean}} [opts]
  */
@@ -77,6 +77,7 @@ export async function bubbleReport(lab, chatId, name, { ms = 20000, allow = fals
   await page.goto(`${lab.tavo.url}/chats/${chatId}`);
   if (allow) {
     const dialog = page.getByRole('dialog', { name: /Allow scripts of/ });
+    await dialog.getByRole('checkbox', { name: /Remember my answer/ }).check();
     await dialog.getByRole('button', { name: 'Allow' }).click();
     await dialog.waitFor({ state: 'detached' });
   }

@@ -1,7 +1,8 @@
 // The sandbox escape suite (issue 17): every hostile bubble of tavojs-escapes.tsv is shown in a
 // chat — with scripts on (`rendering.javascript` auto: sandboxed frames) and off (sanitised
 // HTML in the page) — and must fail harmlessly: the app keeps its address, title, cookie and
-// DOM, opens no window, no dialog or download, nothing covers it, the store holds no trace of
+// DOM, opens no window or download, no dialog but the capped browser dialogs a message may
+// show, nothing covers it, the store holds no trace of
 // an attack, and the app still chats. A new vector is one line of the data file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,6 +83,7 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     const messageOf = new Map();
     for (const v of VECTORS) messageOf.set(v.name, await addMessage(tavo, chatId, bubble(v, chatId), characters[0]));
     const before = await tavo.api('GET', `/api/chats/${chatId}/messages?limit=500`);
+    const charactersBefore = (await tavo.api('GET', '/api/library/character')).map((/** @type {any} */ c) => [c.id, c.name]);
 
     const pagesBefore = new Set(browser.context.pages());
     const page = await browser.context.newPage();
@@ -92,9 +94,10 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
       const hit = /^escape vector ran: (\S+)$/.exec(m.text());
       if (hit) ran.add(hit[1]);
     });
-    let dialogs = 0;
+    /** The browser dialogs the bubbles opened (each dismissed): only the two dialog vectors'. @type {string[]} */
+    const dialogs = [];
     let downloads = 0;
-    page.on('dialog', (d) => { dialogs++; d.dismiss().catch(() => {}); });
+    page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
     page.on('download', () => { downloads++; });
     await login(page);
     const cookiesBefore = await browser.context.cookies();
@@ -168,7 +171,14 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     assert.equal(page.url(), url, 'the app was not navigated');
     assert.equal(await page.title(), title, 'the title is untouched');
     assert.deepEqual(browser.context.pages().filter((p) => !pagesBefore.has(p)).map((p) => p.url()), [page.url()], 'no window was opened');
-    assert.equal(dialogs, 0, 'no alert, confirm, prompt or print dialog');
+    // prompt/confirm/alert are the browser's (the seed's demos need a blocking prompt), capped
+    // at 5 per message per minute; print() shows nothing. Scripts off: no dialog at all.
+    if (mode === 'off') assert.deepEqual(dialogs, [], 'scripts off: no dialog');
+    else {
+      assert.ok(dialogs.length <= 3 + 5, `${dialogs.length} dialogs: ${dialogs.join(' | ')}`);
+      for (const m of dialogs) assert.match(m, /^(x|y|z|spam \d+|really \d+)$/, 'only the dialog vectors asked');
+      assert.ok(dialogs.filter((m) => /^(spam|really) /.test(m)).length <= 5, 'the spam stops at 5');
+    }
     assert.equal(downloads, 0, 'no download');
     assert.deepEqual(await browser.context.cookies(), cookiesBefore, 'the session cookie is untouched');
     const pageState = await page.evaluate(() => ({
@@ -183,7 +193,7 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     assert.ok(pageState.topbar && pageState.composer, 'the app DOM is whole');
     for (const f of pageState.frames) {
       assert.equal(f.cls, 'bubble-frame', 'only bubble frames exist in the app page');
-      assert.equal(f.sandbox, 'allow-scripts');
+      assert.equal(f.sandbox, 'allow-scripts allow-modals');
       assert.ok(f.h <= 4000, `a frame is ${f.h}px tall`);
     }
     if (mode === 'off') assert.equal(pageState.frames.length, 0, 'scripts off: no frame');
@@ -214,6 +224,8 @@ for (const mode of /** @type {const} */ (['auto', 'off'])) {
     assert.ok(!after.messages.some((/** @type {any} */ m) => m.role === 'system'), 'no forged system message');
     const chat = await tavo.api('GET', `/api/library/chat/${chatId}`);
     assert.equal(chat.name, `Escapes ${mode}`);
+    // The seed's marked calls asked, and Deny kept every character as it was.
+    assert.deepEqual((await tavo.api('GET', '/api/library/character')).map((/** @type {any} */ c) => [c.id, c.name]), charactersBefore, 'no character deleted or renamed');
 
     // And the app still chats.
     await page.getByRole('textbox', { name: 'Message' }).fill('Are you still there?');

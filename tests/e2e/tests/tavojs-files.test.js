@@ -36,15 +36,20 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
 (async () => {
   const R = {};
   const loaded = (img) => new Promise((r) => { if (img.complete && img.naturalWidth) return r(); img.onload = img.onerror = () => r(); setTimeout(r, 5000); });
+  // An <img> given a path first fails on the relative address, then loads once the runtime
+  // has swapped its signed URL in: wait for the picture, not the first load event.
+  const shown = async (img) => { for (let i = 0; i < 100 && !img.naturalWidth; i++) await new Promise((r) => setTimeout(r, 50)); };
   R.pre = tavo.file.url('pre.png');
+  const p = new Image(); p.src = R.pre; document.body.appendChild(p); await shown(p);
+  R.preSigned = p.getAttribute('src');
   R.logo = tavo.file.url('logo.png', 'global');
   R.unknown = tavo.file.url('nothing.png');
   R.path = await tavo.file.save('dot.png', 'data:image/png;base64,${PNG}');
   R.saved = tavo.file.url('dot.png');
   R.remote = await tavo.file.save('remote.svg', '${tavo.url}/favicon.svg');
   R.remoteText = await tavo.file.load('remote.svg');
-  const a = new Image(); a.src = R.saved; document.body.appendChild(a); await loaded(a); R.savedWidth = a.naturalWidth;
-  const g = new Image(); g.src = R.logo; document.body.appendChild(g); await loaded(g); R.logoWidth = g.naturalWidth;
+  const a = new Image(); a.src = R.saved; document.body.appendChild(a); await shown(a); R.savedWidth = a.naturalWidth; R.savedSigned = a.getAttribute('src');
+  const g = new Image(); g.src = R.logo; document.body.appendChild(g); await shown(g); R.logoWidth = g.naturalWidth; R.logoSigned = g.getAttribute('src');
   // The seed's own example: the save's relative path written into the page.
   document.getElementById('c').innerHTML = '<img id="rel" src="' + R.path + '">';
   // The runtime points the new img at its signed URL (a mutation observer): wait for that, or
@@ -74,12 +79,16 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
   }, 30000, 'the files probe');
   const R = v.chat.files;
   const signed = new RegExp(`^${tavo.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/api/signed/chats/${chatId}/files/`);
-  assert.match(R.pre, signed, 'a file stored before the page opened');
-  assert.match(R.logo, signed);
-  assert.match(R.logo, /\/files\/global\/logo\.png\?e=\d+&s=[0-9a-f]{64}$/);
+  // tavo.file.url is the stable path (seed 002); what an <img> shows is its signed URL.
+  assert.equal(R.pre, 'files/chat/pre.png');
+  assert.equal(R.logo, 'files/global/logo.png');
+  assert.match(R.preSigned, signed, 'a file stored before the page opened');
+  assert.match(R.logoSigned, signed);
+  assert.match(R.logoSigned, /\/files\/global\/logo\.png\?e=\d+&s=[0-9a-f]{64}$/);
   assert.equal(R.unknown, 'files/chat/nothing.png', 'an unknown name keeps the seed\'s relative path');
   assert.equal(R.path, 'files/chat/dot.png');
-  assert.match(R.saved, signed, 'signed before the save resolved');
+  assert.equal(R.saved, 'files/chat/dot.png');
+  assert.match(R.savedSigned, signed, 'signed before the save resolved');
   assert.equal(R.remote, 'files/chat/remote.svg', 'an http(s) URL is downloaded into storage');
   assert.match(R.remoteText, /<svg/);
   assert.equal(R.savedWidth, 1);
@@ -94,10 +103,10 @@ test('images of stored files load in a sandboxed frame through signed URLs; unsi
   // Without the signature the same file needs the token; a changed signature or name is refused.
   const bare = await fetch(`${tavo.url}/api/chats/${chatId}/files/chat/pre.png`);
   assert.equal(bare.status, 401);
-  const ok = await fetch(R.pre);
+  const ok = await fetch(R.preSigned);
   assert.equal(ok.status, 200);
   assert.equal(ok.headers.get('content-type'), 'image/png');
-  for (const bad of [R.pre.replace(/s=[0-9a-f]{8}/, 's=00000000'), R.pre.replace('pre.png', 'dot.png'), R.pre.replace(/e=(\d+)/, (_m, e) => `e=${Number(e) + 1}`)]) {
+  for (const bad of [R.preSigned.replace(/s=[0-9a-f]{8}/, 's=00000000'), R.preSigned.replace('pre.png', 'dot.png'), R.preSigned.replace(/e=(\d+)/, (_m, e) => `e=${Number(e) + 1}`)]) {
     const r = await fetch(bad);
     assert.equal(r.status, 403, bad);
     assert.equal((await r.json()).error.code, 'signature_invalid');

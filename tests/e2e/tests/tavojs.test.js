@@ -152,9 +152,9 @@ test('a bubble script walks the TavoJS API and its calls land in the store every
   await page.getByText('hello from a bubble').waitFor();
   const frame = page.frameLocator('iframe.bubble-frame').first();
   await frame.getByText(/walked \d+ steps/).waitFor();
-  // The frame is sandboxed to scripts only and sized to its content.
+  // The frame is sandboxed to scripts (and the browser's dialogs) only and sized to its content.
   const iframe = page.locator('iframe.bubble-frame').first();
-  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts');
+  assert.equal(await iframe.getAttribute('sandbox'), 'allow-scripts allow-modals');
   const h = await iframe.evaluate((el) => el.getBoundingClientRect().height);
   assert.ok(h > 10 && h < 400, `frame height ${h}`);
   await shot(page, 'tavojs-walker');
@@ -165,49 +165,69 @@ test('a bubble script walks the TavoJS API and its calls land in the store every
   await page.close();
 });
 
-test('destructive calls ask once per card by name; Deny returns null and changes nothing', async () => {
+test('the calls seed 002 marks ask each time, naming the card; Deny returns null; remember holds; the rest ask only when the policy says so', async () => {
   const { chatId, characters } = await bubbleChat(tavo, ['Carol', 'Dave'], 'Destructive');
   const victim1 = await addMessage(tavo, chatId, 'delete me first', characters[0]);
   const victim2 = await addMessage(tavo, chatId, 'delete me second', characters[0]);
   const keepMe = await addMessage(tavo, chatId, 'keep me', characters[1]);
+  const spare = await tavo.api('POST', '/api/library/character', { name: 'Spare', firstMes: 'Spare parts.' });
   const card = { spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Imported by bubble', first_mes: 'hello', character_book: { entries: [{ keys: ['k'], content: 'lore', enabled: true, insertion_order: 0 }] } } };
-  await addMessage(tavo, chatId, `<p id="c">Carol's tools</p><script>
+  // Carol's script: two message deletes (the seed marks none: no question), then an import (marked).
+  const carolMsg = await addMessage(tavo, chatId, `<p id="c">Carol's tools</p><script>
     (async () => {
       const a = await tavo.message.delete(${victim1});
       const b = await tavo.message.delete({ id: ${victim2} });
+      tavo.set('carolDeleted', { a, b });
       const imported = await tavo.character.import(${JSON.stringify(card)});
       tavo.set('carol', { a, b, imported });
     })();</script>`, characters[0]);
-  await addMessage(tavo, chatId, `<p>Dave's tools</p><script>
-    (async () => { const r = await tavo.message.delete(${keepMe}); tavo.set('dave', { r }); })();</script>`, characters[1]);
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${tavo.url}/chats/${chatId}`);
   const ask = (/** @type {string} */ name) => page.getByRole('dialog', { name: new RegExp(`Allow scripts of “${name}”`) });
-  // One question per card, naming it, whatever the order the frames start in.
-  for (let i = 0; i < 2; i++) {
-    const dialog = page.getByRole('dialog', { name: /Allow scripts of/ });
-    await dialog.waitFor();
-    const title = await dialog.locator('h2').innerText();
-    if (i === 0) await shot(page, 'tavojs-confirm');
-    await dialog.getByRole('button', { name: title.includes('Carol') ? 'Allow' : 'Deny' }).click();
-    await page.getByRole('dialog', { name: title }).waitFor({ state: 'detached' });
-  }
-  const v = await until(async () => {
-    const x = await vars(tavo, chatId);
-    return x.chat.carol && x.chat.dave ? x : null;
-  }, 60000, 'both cards');
-  assert.equal(v.chat.carol.a, victim1);
-  assert.equal(v.chat.carol.b, victim2);
-  assert.equal(typeof v.chat.carol.imported.characterId, 'number');
-  assert.equal(typeof v.chat.carol.imported.lorebookId, 'number');
-  assert.equal(v.chat.carol.imported.regexId, null);
-  assert.deepEqual(v.chat.dave, { r: null });
+  // The deletes ran without a question; the import asks, naming the card and the call.
+  await ask('Carol').waitFor();
+  assert.deepEqual((await vars(tavo, chatId)).chat.carolDeleted, { a: victim1, b: victim2 });
+  assert.match(await ask('Carol').innerText(), /import a character/);
+  await shot(page, 'tavojs-confirm');
+  await ask('Carol').getByRole('button', { name: 'Allow' }).click();
+  const carol = await until(async () => (await vars(tavo, chatId)).chat.carol ?? null, 20000, 'Carol');
+  assert.equal(typeof carol.imported.characterId, 'number');
+  assert.equal(typeof carol.imported.lorebookId, 'number');
+  assert.equal(carol.imported.regexId, null);
+
+  // Dave: a marked delete denied (null, nothing changed), asked again on the next marked call
+  // (Deny is not remembered unless ticked), denied with "remember": the third call gets no question.
+  // And a message delete, which the policy sets to ask.
+  await tavo.api('PUT', '/api/approvals/tavo_message_delete', { approval: 'ask' });
+  await addMessage(tavo, chatId, `<p>Dave's tools</p><script>
+    (async () => {
+      const del = await tavo.character.delete(${spare.id});
+      const upd = await tavo.character.update({ id: ${spare.id}, name: 'Renamed by Dave' });
+      const third = await tavo.character.update({ id: ${spare.id}, description: 'third try' });
+      const msg = await tavo.message.delete(${keepMe});
+      tavo.set('dave', { del, upd, third, msg });
+    })();</script>`, characters[1]);
+  // Carol's script has done its part; it would run again on the reload.
+  await tavo.api('POST', `/api/ops/tavo_message_delete?chat=${chatId}&confirm=true`, { id: carolMsg });
+  await page.reload();
+  await ask('Dave').waitFor();
+  assert.match(await ask('Dave').innerText(), /delete a character/);
+  await ask('Dave').getByRole('button', { name: 'Deny' }).click();
+  await until(async () => /overwrite a character/.test(await ask('Dave').innerText().catch(() => '')), 15000, 'the second question');
+  await ask('Dave').getByRole('checkbox', { name: /Remember my answer for “Dave”/ }).check();
+  await ask('Dave').getByRole('button', { name: 'Deny' }).click();
+  // The message delete asks (policy), and is remembered-denied too: the card's answer holds.
+  const v = await until(async () => (await vars(tavo, chatId)).chat.dave ?? null, 20000, 'Dave');
+  assert.deepEqual(v, { del: null, upd: null, third: null, msg: null });
+  assert.equal(await ask('Dave').count(), 0, 'no third question');
+  const spareNow = await tavo.api('GET', `/api/library/character/${spare.id}`);
+  assert.equal(spareNow.name, 'Spare', 'Deny changed nothing');
   const msgs = await tavo.api('GET', `/api/chats/${chatId}/messages`);
   const ids = msgs.messages.map((/** @type {any} */ m) => m.id);
-  assert.ok(!ids.includes(victim1) && !ids.includes(victim2), 'Carol was allowed');
-  assert.ok(ids.includes(keepMe), 'Dave was denied');
-  assert.equal(await ask('Carol').count(), 0, 'asked once');
+  assert.ok(!ids.includes(victim1) && !ids.includes(victim2), 'unmarked deletes ran');
+  assert.ok(ids.includes(keepMe), 'the remembered Deny held');
+  await tavo.api('DELETE', '/api/approvals');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -243,9 +263,7 @@ document.getElementById('pick').onclick = async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${tavo.url}/chats/${chatId}`);
-  // input.send is a destructive call: Erin asks once.
-  const dialog = page.getByRole('dialog', { name: /Allow scripts of “Erin”/ });
-  await dialog.getByRole('button', { name: 'Allow' }).click();
+  // input.send is not a call the seed marks: no question.
   const v = await until(async () => {
     const x = await vars(tavo, chatId);
     return x.chat.send ? x : null;

@@ -3,8 +3,8 @@
 // own UI (composer, toasts, pickers). The page decides nothing the server decides: ids,
 // validation, write rules and the approval policy are the operations'. What the bridge adds
 // is the door's part: TavoJS's soft returns (`null`/`false`/`[]` where the seed says so), the
-// bare ids the seed returns instead of the tools' result objects, and one question per card
-// before a destructive call.
+// bare ids the seed returns instead of the tools' result objects, and the question before
+// each call the seed marks (or the user's policy sets to ask).
 
 import { get, post, op, ApiError } from '../api.js';
 import { chatView, currentReply, setDraft, refreshTail, updateChat, toast, askBubble, followReply } from '../store.js';
@@ -22,8 +22,26 @@ import { sendInput } from '../plugins/send.js';
 /** Methods are looked up here only (never on an object a payload could name `__proto__`). @type {Map<string, (c: Caller, args: any[]) => Promise<any>>} */
 export const METHODS = new Map();
 
-/** The card's decision on destructive calls, for this page's life. @type {Map<string, boolean>} */
+/** The card's remembered answer (the user ticked "remember"), for this page's life. @type {Map<string, boolean>} */
 const decisions = new Map();
+/** Answers of each card that were not remembered, counted: after DENIALS denials a card's
+ * further questions are answered "deny" without asking, so a script cannot keep the user
+ * behind its questions. @type {Map<string, number>} */
+const denials = new Map();
+const DENIALS = 3;
+
+/**
+ * The TavoJS calls that ask the user before they run, as seed 002 marks them: creating,
+ * updating, importing and deleting a character ("创建、更新、导入、删除角色时会弹出确认框"),
+ * importing a preset, a lorebook or a regex group, creating and updating a regex group.
+ * Every other call runs without a question unless the user's approval policy says `ask`
+ * for its operation (Settings › Tools, or a chat's remembered choice); a `deny` there
+ * refuses it on the server, with `permission_denied`.
+ */
+export const SEED_ASKS = new Set([
+  'tavo_character_create', 'tavo_character_update', 'tavo_character_import', 'tavo_character_delete',
+  'tavo_preset_import', 'tavo_lorebook_import', 'tavo_regex_import', 'tavo_regex_create', 'tavo_regex_update',
+]);
 
 /** @type {Promise<Map<string, string>> | null} */
 let safetyOf = null;
@@ -38,39 +56,60 @@ function safeties() {
   return safetyOf;
 }
 
+/** Whether the user's standing choice for `tool` (this chat's, else the global one) is `ask`.
+ * Reads are never asked about. @param {Caller} c @param {string} tool */
+async function policyAsks(c, tool) {
+  if ((await safeties()).get(tool) === 'read') return false;
+  const p = await get('/api/approvals').catch(() => null);
+  const chat = p && p.chats && p.chats[String(c.chatId)];
+  const choice = (chat && chat[tool]) || (p && p.tools && p.tools[tool]);
+  return choice === 'ask';
+}
+
 /**
- * Asks once per card whether its scripts may make destructive calls (deletes, imports,
- * overwrites, sending messages); the answer holds for the card's other calls.
- * @param {Caller} c @param {string} what
+ * Asks whether the card's script may do `what`, each time (seed 002: each marked call asks).
+ * The user may tick "remember" to answer the card's further questions the same way until
+ * the page is reloaded. Calls that arrive while a question of the same card and operation is
+ * open wait for that answer.
+ * @param {Caller} c @param {string} what @param {string} [tool]
  */
-async function allowed(c, what) {
+async function allowed(c, what, tool = '') {
   const known = decisions.get(c.card.key);
   if (known !== undefined) return known;
-  // Calls that arrive while the question is open wait for the same answer: one dialog per card.
-  let asking = asked.get(c.card.key);
+  if ((denials.get(c.card.key) || 0) >= DENIALS) return false;
+  const key = `${c.card.key}\u0000${tool || what}`;
+  let asking = asked.get(key);
   if (!asking) {
     asking = askBubble({
       kind: 'confirm',
-      title: `Allow scripts of “${c.card.name}” to change your library?`,
-      text: `A script in a message of “${c.card.name}” wants to ${what}. Allowing lets this card's scripts delete, import, overwrite and send for the rest of this session.`,
-    }).then((yes) => {
-      decisions.set(c.card.key, !!yes);
-      asked.delete(c.card.key);
-      return !!yes;
+      title: `Allow scripts of “${c.card.name}” to ${what}?`,
+      text: `A script in a message of “${c.card.name}” wants to ${what}${tool ? ` (${tool.replace(/^tavo_/, 'tavo.').replace('_', '.')})` : ''}.`,
+      remember: `Remember my answer for “${c.card.name}” until the page is reloaded`,
+    }).then((/** @type {any} */ a) => {
+      asked.delete(key);
+      const yes = !!(a && a.allow);
+      if (a && a.remember) decisions.set(c.card.key, yes);
+      else if (!yes) {
+        const n = (denials.get(c.card.key) || 0) + 1;
+        denials.set(c.card.key, n);
+        if (n === DENIALS) toast(`Further changes by scripts of “${c.card.name}” are denied until the page is reloaded.`, 'info');
+      }
+      return yes;
     });
-    asked.set(c.card.key, asking);
+    asked.set(key, asking);
   }
   return asking;
 }
 
-/** The open question of each card. @type {Map<string, Promise<boolean>>} */
+/** The open question of each card and operation. @type {Map<string, Promise<boolean>>} */
 const asked = new Map();
 
-/** Whether an operation counts as destructive for a bubble: the policy asks for it, or it
- * deletes, imports or overwrites a library asset. @param {string} tool */
-async function destructive(tool) {
-  const safety = (await safeties()).get(tool);
-  return safety === 'confirm' || /^tavo_(character|persona|preset|lorebook|regex)_(update|delete|import)$/.test(tool);
+/** What a question says a call would do, by operation. @param {string} tool */
+function doing(tool) {
+  const m = /^tavo_([a-z]+)_([a-z_]+)$/.exec(tool);
+  if (!m) return tool;
+  const noun = m[1] === 'regex' ? 'a regex group' : `a ${m[1]}`;
+  return `${m[2].replace('_', ' ')} ${noun}`;
 }
 
 /** Drops `undefined` fields (the operations' schemas are strict). @param {Record<string, any>} o */
@@ -88,17 +127,18 @@ function plainObject(v, what) {
 }
 
 /**
- * One operation call for a caller's chat; a destructive one asks first and answers
- * `{denied: true}` when the user says no.
+ * One operation call for a caller's chat; one the seed marks (or the policy sets to ask)
+ * asks first and answers `{denied: true}` when the user says no.
  * @param {Caller} c @param {string} tool @param {any} args @param {string} [what]
  */
 async function call(c, tool, args, what) {
-  let confirm = false;
-  if (await destructive(tool)) {
-    if (!(await allowed(c, what || tool.replace(/^tavo_/, '').replace('_', ' ')))) return { denied: true };
-    confirm = true;
+  if (SEED_ASKS.has(tool) || (await policyAsks(c, tool))) {
+    if (!(await allowed(c, what || doing(tool), tool))) return { denied: true };
   }
-  return { value: await op(tool, args, { chat: c.chatId, confirm }) };
+  // Asked when the seed or the user's policy says so, and not otherwise: the operation's own
+  // confirmation (a model's call pauses on it) is this door's question or none. A `deny` in
+  // the policy still refuses on the server.
+  return { value: await op(tool, args, { chat: c.chatId, confirm: true }) };
 }
 
 /**
@@ -302,7 +342,6 @@ def('input.send', async (c) => {
   const r = currentReply.value;
   if (r && r.status.value !== 'finished' && !r.error.value) return { ok: false, reason: 'busy', text };
   if (!text) return { ok: false, reason: 'rejected', text, message: 'the input is empty' };
-  if (!(await allowed(c, 'send a message for you'))) return { ok: false, reason: 'cancelled', text, cancelledBy: 'user' };
   try {
     // Through the input hooks, as the Send button (Tavo: `source: 'tavojs'`).
     return await sendInput(text, 'tavojs');
@@ -352,7 +391,6 @@ def('triggerSlash', async (c, [line]) => {
     trigger: async () => {
       const r = currentReply.value;
       if (chatView.id.value === c.chatId && r && r.status.value !== 'finished' && !r.error.value) throw new Error('/trigger: a reply is already running');
-      if (!(await allowed(c, 'start a reply'))) throw new Error('/trigger: the user did not allow this card to start replies');
       let answer;
       try {
         answer = await post(`/api/chats/${c.chatId}/replies`, { type: 'normal' });

@@ -7,6 +7,8 @@ import { effect } from '@preact/signals';
 import { get, post, op } from '../api.js';
 import { chatView } from '../store.js';
 import { METHODS } from './bridge.js';
+import { addConsoleLine } from './console.js';
+import { chatNews } from '../plugins/events.js';
 
 /** Calls a frame may make in a burst, and per second after it. */
 export const BURST = 40;
@@ -21,8 +23,9 @@ export const MAX_QUEUED_WRITES = 10000;
 /** Refused calls (within one second) after which the frame is stopped as a flood. */
 export const FLOOD = 400;
 /** The largest call a frame may send (its JSON), in characters: the server's limit on an
- * operation's body (`POST /api/ops`, 16 MiB), so a 3 MB image saved as a data URL fits. */
-export const MAX_CALL = 16 * 1024 * 1024;
+ * operation's body (`POST /api/ops`, 56 MiB), so a 40 MiB file (the most `tavo.file.save`
+ * stores) fits as a data URL. */
+export const MAX_CALL = 56 * 1024 * 1024;
 /** How long the signed file URLs a frame gets live, in seconds, and how often they are renewed. */
 export const SIGNED_TTL = 3600;
 const RENEW_MS = 30 * 60 * 1000;
@@ -148,7 +151,23 @@ export class Channel {
     }
     if (d.type === 'log') {
       // Never String() a payload: an object without toString would throw in the app.
-      if (typeof d.text === 'string') this.hooks.onLog(d.text.slice(0, 500));
+      if (typeof d.text !== 'string') return;
+      const text = d.text.slice(0, 2000);
+      this.hooks.onLog(text.slice(0, 500));
+      const source = this.info.plugin ? `plugin ${this.info.plugin.pluginId}` : this.info.card.name;
+      addConsoleLine({ chatId: this.info.chatId, messageId: this.info.messageId, source, level: d.level, text });
+      return;
+    }
+    if (d.type === 'sign') {
+      // `<img src="files/chat/x.png">` for a file the frame had no URL for: sign it (the
+      // server answers only for files of this chat and the global scope that exist).
+      if (!Array.isArray(d.files)) return;
+      const list = d.files
+        .filter((/** @type {any} */ f) => f && (f.scope === 'chat' || f.scope === 'global') && typeof f.name === 'string' && f.name.length <= 255)
+        .slice(0, 50)
+        .map((/** @type {any} */ f) => ({ scope: f.scope, name: f.name }));
+      for (const f of list) if (this.signed.length < 1000 && !this.signed.some((x) => x.name === f.name && x.scope === f.scope)) this.signed.push(f);
+      if (list.length) this.sign(list).then((files) => this.post({ type: 'files', files }), () => {});
       return;
     }
     if (d.type !== 'call' || !Number.isInteger(d.id) || typeof d.method !== 'string' || !Array.isArray(d.args)) return;
@@ -445,3 +464,12 @@ function watchMessages() {
     }
   });
 }
+
+// ---- tavo.events: the chat's notifications (plugins/events.js), for the chat's frames --------
+chatNews.add((type, payload) => {
+  const at = new Date().toISOString();
+  for (const ch of open) {
+    if (ch.info.chatId !== payload.chatId || ch.stopped) continue;
+    ch.post({ type: 'event', name: type, args: [{ ...payload, type, at }] });
+  }
+});

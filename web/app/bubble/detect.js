@@ -64,27 +64,46 @@ export function classify(text, chatId = null) {
   const key = `${chatId ?? ''}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const r = resolvingFilesOf(chatId, () => compute(text || ''));
+  const r = resolvingFilesOf(chatId, () => compute(text || '', chatId));
   if (cache.size > 400) cache.clear();
   cache.set(key, r);
   return r;
 }
 
-/** @param {string} text @returns {Rendering} */
-function compute(text) {
+/**
+ * A frame rendering whose sanitised copy (`light`, shown only when scripts do not run) is made
+ * when first read: sanitising a card's inline handlers costs a parse and makes the browser
+ * report each handler against the app's policy, for nothing when the frame runs.
+ * @param {string} doc @param {string} before @param {string} after @param {() => string} make @param {number|null} chatId
+ * @returns {Rendering}
+ */
+function frame(doc, before, after, make, chatId) {
+  /** @type {string|undefined} */
+  let made;
+  return {
+    mode: 'frame', doc, before, after,
+    get light() {
+      if (made === undefined) made = resolvingFilesOf(chatId, make);
+      return made;
+    },
+  };
+}
+
+/** @param {string} text @param {number|null} chatId @returns {Rendering} */
+function compute(text, chatId) {
   for (const m of text.matchAll(FENCE)) {
     const body = m[3];
     if (DOC_IN_BLOCK.test(body)) {
       const start = (m.index || 0) + m[1].length;
       const before = text.slice(0, start);
       const after = text.slice((m.index || 0) + m[0].length);
-      return { mode: 'frame', doc: body, before, after, light: sanitize(markdown(before) + body + markdown(after)) };
+      return frame(body, before, after, () => sanitize(markdown(before) + body + markdown(after)), chatId);
     }
   }
-  if (DOCUMENT.test(text)) return { mode: 'frame', doc: text, before: '', after: '', light: sanitize(text) };
+  if (DOCUMENT.test(text)) return frame(text, '', '', () => sanitize(text), chatId);
   if (SCRIPTED.test(text)) {
     const html = markdownKeepingScripts(text);
-    return { mode: 'frame', doc: html, before: '', after: '', light: sanitize(html) };
+    return frame(html, '', '', () => sanitize(html), chatId);
   }
   if (TAG.test(text)) return { mode: 'html', html: sanitize(markdown(text)) };
   return { mode: 'markdown' };

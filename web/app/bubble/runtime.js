@@ -34,6 +34,25 @@
     });
   }
 
+  /** The seed's date fields, which JSON carries as ISO strings. */
+  const DATE_KEYS = new Set(['creationDate', 'modificationDate']);
+  /** A result with its `creationDate` / `modificationDate` strings as `Date` objects (seed
+   * 002: "创建时间（Date 对象）"), at any depth (`character.all()` is a list). @param {any} v @returns {any} */
+  function withDates(v) {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) v[i] = withDates(v[i]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const k of Object.keys(v)) {
+        const x = v[k];
+        if (DATE_KEYS.has(k) && typeof x === 'string') {
+          const t = new Date(x);
+          if (!Number.isNaN(t.getTime())) v[k] = t;
+        } else if (x !== null && typeof x === 'object') v[k] = withDates(x);
+      }
+    }
+    return v;
+  }
+
   /** @param {any} d */
   function onPortMessage(d) {
     if (!d || typeof d !== 'object') return;
@@ -41,7 +60,7 @@
       const p = pending.get(d.id);
       if (!p) return;
       pending.delete(d.id);
-      if (d.ok) p.resolve(d.value);
+      if (d.ok) p.resolve(withDates(d.value));
       else {
         const err = new Error(String(d.error || 'failed'));
         // The operation's stable code (`permission_denied`, …) for scripts that branch on it.
@@ -287,7 +306,14 @@
       /** @param {any} id @param {any} fn */
       onSidebarAction: (id, fn) => action('sidebar', id, fn),
       /** @param {any} type @param {any} fn */
-      on: (type, fn) => register(type, fn),
+      on: (type, fn) => {
+        // Tavo §6.8 / seed 002: generation and input hooks belong to the installed plugin's
+        // entry; an HTML fragment registers actions and notifications only.
+        if (p.fragmentId != null && typeof type === 'string' && /^(generation|input):/.test(type)) {
+          throw new Error(`${type} can be registered only by the plugin's entry script, not by an HTML fragment`);
+        }
+        return register(type, fn);
+      },
       config: Object.freeze({
         /** @param {any} key */
         get(key) {
@@ -426,20 +452,36 @@
     if (document.documentElement) relink(document.documentElement);
   }
   const VIRTUAL = /^files\/(chat|global)\/([^/\\:]+)$/;
-  /** Points `src` attributes holding a `files/…` path at their signed URL. @param {Element} root */
+  /** Files asked for once (a name the app has no URL for is asked about once per frame). */
+  const asked = new Set();
+  /** Points `src` attributes holding a `files/…` path at their signed URL; a path the frame
+   * has no URL for yet (a file saved by another bubble, the model, or after this frame
+   * started) is asked of the app, which answers with a `files` message. @param {Element} root */
   function relink(root) {
     const els = root.matches && root.matches('[src]') ? [root] : [];
     for (const el of root.querySelectorAll ? root.querySelectorAll('[src]') : []) els.push(el);
+    /** @type {{scope: string, name: string}[]} */
+    const unknown = [];
     for (const el of els) {
       const m = VIRTUAL.exec(el.getAttribute('src') || '');
-      const url = m && files[/** @type {'chat'|'global'} */ (m[1])][m[2]];
+      if (!m) continue;
+      const url = files[/** @type {'chat'|'global'} */ (m[1])][m[2]];
       if (url) el.setAttribute('src', url);
+      else if (!asked.has(m[0]) && asked.size < 500) {
+        asked.add(m[0]);
+        unknown.push({ scope: m[1], name: m[2] });
+      }
     }
+    if (unknown.length && port) port.postMessage({ type: 'sign', files: unknown });
   }
-  /** @param {string} name @param {any} [scope] */
+  /** The file's path, `files/chat/NAME` or `files/global/NAME` (seed 002: synchronous, never
+   * checked, always a string). It is the stable name: it keeps working stored in a message, a
+   * variable or a background, and `image.generate` takes it as a reference image; an `<img>`
+   * given it here shows the file through a signed URL the frame swaps in.
+   * @param {string} name @param {any} [scope] */
   function fileUrl(name, scope) {
     const s = scope === 'global' || (scope && scope.scope === 'global') ? 'global' : 'chat';
-    return files[s][String(name)] || `files/${s}/${name}`;
+    return `files/${s}/${name}`;
   }
 
   const input = namespace('input', ['get', 'set', 'append', 'clear', 'send']);
@@ -473,6 +515,7 @@
       },
     }),
     app: namespace('app', ['version', 'versionNumber']),
+    events: /** @type {any} */ (null),
     v1: /** @type {any} */ (null),
   };
   tavo.v1 = tavo;
@@ -513,6 +556,42 @@
     const set = listeners.get(name);
     if (set) set.delete(fn);
   }
+  /** Lifecycle hooks that only an installed plugin's entry registers (seed 002, Tavo §6.8). */
+  const PLUGIN_HOOKS = /^(generation|input):/;
+  /** @param {any} type @param {any} fn @param {string} what */
+  function checkEvent(type, fn, what) {
+    if (typeof type !== 'string' || !type) throw new Error(`tavo.events.${what} needs an event type (a non-empty string)`);
+    if (PLUGIN_HOOKS.test(type)) throw new Error(`${type} is a plugin hook, not a tavo.events event: register it with tavo.plugin.on in an installed plugin's entry`);
+    if (typeof fn !== 'function') throw new Error(`tavo.events.${what}(${JSON.stringify(type)}) needs a handler function`);
+  }
+  /**
+   * `tavo.events`: the chat's notifications for a message's scripts — `chat:updated`,
+   * `message:added`, `message:updated`, `message:deleted` and `message:changed` (after each of
+   * the three), with the event object of Tavo §6.8 (`type`, `chatId`, `at`, and `chat` or
+   * `change` + `message`). They cannot change or block anything; generation and input hooks
+   * stay with plugin entries, as the seed says. `on` answers the function that unsubscribes.
+   */
+  const tavoEvents = Object.freeze({
+    TYPES: Object.freeze(['chat:updated', 'message:added', 'message:updated', 'message:deleted', 'message:changed']),
+    /** @param {any} type @param {any} fn */
+    on(type, fn) {
+      checkEvent(type, fn, 'on');
+      eventOn(type, fn);
+      return () => eventRemoveListener(type, fn);
+    },
+    /** @param {any} type @param {any} fn */
+    once(type, fn) {
+      checkEvent(type, fn, 'once');
+      const { stop } = eventOnce(type, fn);
+      return stop;
+    },
+    /** @param {any} type @param {any} fn */
+    off(type, fn) {
+      eventRemoveListener(type, fn);
+    },
+  });
+  tavo.events = tavoEvents;
+
   const tavernEvents = Object.freeze({
     MESSAGE_SENT: 'message_sent',
     MESSAGE_RECEIVED: 'message_received',
@@ -684,6 +763,80 @@
     generateRaw: helperGenerate(false),
   });
 
+  // ---- the browser's own dialogs and the console ------------------------------------------
+  // `prompt()`, `confirm()` and `alert()` are the browser's dialogs (the frame is sandboxed
+  // with `allow-modals`): the seed's demos call `prompt()` and use its answer on the next
+  // line, which only a dialog that blocks the script can give. A frame may show DIALOGS of
+  // them per minute; past that they answer as if cancelled (undefined, false, null) and say so
+  // in the console, so a script cannot keep the page behind dialogs. `print()` does nothing.
+
+  const DIALOGS = 5;
+  /** @type {number[]} */
+  let dialogTimes = [];
+  function dialogTurn() {
+    const now = Date.now();
+    dialogTimes = dialogTimes.filter((t) => now - t < 60000);
+    if (dialogTimes.length >= DIALOGS) {
+      console.warn(`this message showed ${DIALOGS} dialogs in the last minute; further ones answer as cancelled`);
+      return false;
+    }
+    dialogTimes.push(now);
+    return true;
+  }
+  function guardDialogs() {
+    const w = /** @type {any} */ (window);
+    const native = { alert: w.alert, confirm: w.confirm, prompt: w.prompt };
+    /** @param {string} name @param {Function} f */
+    const def = (name, f) => Object.defineProperty(window, name, { value: f, writable: false, configurable: false, enumerable: true });
+    def('alert', (/** @type {any} */ m) => { if (dialogTurn()) native.alert.call(window, m); });
+    def('confirm', (/** @type {any} */ m) => (dialogTurn() ? !!native.confirm.call(window, m) : false));
+    def('prompt', (/** @type {any} */ m, /** @type {any} */ v) => (dialogTurn() ? native.prompt.call(window, m, v) : null));
+    def('print', () => console.warn('print() is not available in a message'));
+  }
+
+  /** Console lines a frame may send the app per second (a bucket of LOG_BURST). */
+  const LOG_RATE = 50;
+  const LOG_BURST = 200;
+  let logTokens = LOG_BURST;
+  let logAt = Date.now();
+  let logDropped = 0;
+  /** One value as the console panel shows it. @param {any} v */
+  function logText(v) {
+    if (typeof v === 'string') return v;
+    if (v instanceof Error) return `${v.name}: ${v.message}`;
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return String(v);
+    try {
+      return JSON.stringify(v);
+    } catch (e) {
+      return Object.prototype.toString.call(v);
+    }
+  }
+  /** `console.log/info/warn/error/debug` reach the chat's JavaScript console in the app (the
+   * seed's sidebar console), as well as the browser's. */
+  function forwardConsole() {
+    for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+      const c = /** @type {any} */ (console);
+      const own = c[level];
+      c[level] = (/** @type {any[]} */ ...args) => {
+        own.apply(console, args);
+        const now = Date.now();
+        logTokens = Math.min(LOG_BURST, logTokens + ((now - logAt) / 1000) * LOG_RATE);
+        logAt = now;
+        if (logTokens < 1) {
+          logDropped++;
+          return;
+        }
+        logTokens--;
+        let text = args.map(logText).join(' ');
+        if (logDropped) {
+          text = `(${logDropped} lines dropped: too many at once) ${text}`;
+          logDropped = 0;
+        }
+        if (port) port.postMessage({ type: 'log', level, text: text.slice(0, 2000) });
+      };
+    }
+  }
+
   function reportSize() {
     if (!port) return;
     // The root's box, not its scrollHeight (which is never less than the frame), so a frame
@@ -725,6 +878,8 @@
     for (const [k, v] of Object.entries(tavernHelper)) {
       if (!(k in window)) Object.defineProperty(window, k, { value: v, writable: true, configurable: true });
     }
+    guardDialogs();
+    forwardConsole();
     document.open();
     document.write(withHead(String(d.html || ''), d.look || {}));
     document.close();
@@ -732,8 +887,8 @@
     // load means the frame navigated away.
     port.postMessage({ type: 'written' });
     // document.open() erased earlier listeners; errors of the card's scripts go to the app's log.
-    window.addEventListener('error', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String(ev.message) }));
-    window.addEventListener('unhandledrejection', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String((ev.reason && ev.reason.message) || ev.reason) }));
+    window.addEventListener('error', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: String(ev.message).slice(0, 2000) }));
+    window.addEventListener('unhandledrejection', (ev) => port && port.postMessage({ type: 'log', level: 'error', text: `Uncaught (in promise) ${String((ev.reason && ev.reason.message) || ev.reason)}`.slice(0, 2000) }));
     relink(document.documentElement);
     new MutationObserver((records) => {
       for (const r of records) {

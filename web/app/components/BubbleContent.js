@@ -27,10 +27,11 @@ const light = (md, chatId) =>
 export function BubbleContent({ message: m }) {
   const text = m.display?.content ?? m.content;
   const chat = /** @type {any} */ (chatView.chat.value);
-  const markdown = html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text, chat?.id ?? null) }}></div>`;
-  if (!chat || chat.advancedRendering === false) return markdown;
+  // Made only when shown: a bubble that runs in a frame never parses its text as Markdown.
+  const markdown = () => html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text, chat?.id ?? null) }}></div>`;
+  if (!chat || chat.advancedRendering === false) return markdown();
   const r = classify(text, chat.id);
-  if (r.mode === 'markdown') return markdown;
+  if (r.mode === 'markdown') return markdown();
   if (r.mode === 'html') return html`<div class="prose content rich"><${BubbleHtml} html=${r.html} /></div>`;
   const card = cardOf(m);
   const js = rendering.javascript.value;

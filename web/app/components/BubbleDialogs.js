@@ -1,5 +1,5 @@
 // What bubble scripts asked the user, one request at a time: a confirmation (the app's
-// ConfirmDialog, Allow / Deny), a picker (`tavo.utils.select`), the image viewer
+// ConfirmDialog, Allow / Deny, with a "remember" box when the asker offers one), a picker (`tavo.utils.select`), the image viewer
 // (`tavo.utils.preview`) or a notice (a plugin action in a chat without advanced rendering).
 // Answers go back to the waiting script through the store.
 import { html } from '../html.js';
@@ -13,8 +13,9 @@ export function BubbleDialogs() {
   const req = bubbleRequests.value[0];
   if (!req) return null;
   if (req.kind === 'confirm')
-    return html`<${ConfirmDialog} key=${req.id} title=${req.title} text=${req.text}
-      onAnswer=${(/** @type {'allow'|'deny'} */ c) => answerBubble(req.id, c === 'allow')} />`;
+    return html`<${ConfirmDialog} key=${req.id} title=${req.title} text=${req.text} rememberLabel=${req.remember}
+      onAnswer=${(/** @type {'allow'|'deny'} */ c, /** @type {boolean} */ remember) =>
+        answerBubble(req.id, req.remember ? { allow: c === 'allow', remember } : c === 'allow')} />`;
   if (req.kind === 'select')
     return html`<${SelectDialog} key=${req.id} title=${req.title} options=${req.options} defaultValue=${req.defaultValue}
       onAnswer=${(/** @type {string|null} */ v) => answerBubble(req.id, v)} />`;

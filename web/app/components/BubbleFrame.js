@@ -1,11 +1,15 @@
 // A message whose display copy holds scripts (or a whole HTML document) runs in its own
-// sandboxed frame (`sandbox="allow-scripts"`, never `allow-same-origin`): the document
+// sandboxed frame (`sandbox="allow-scripts allow-modals"`, never `allow-same-origin`): the document
 // /app/bubble/frame.html, served with a policy of its own, gets the copy over the frame's
 // MessageChannel and gives the card's scripts the `tavo` object. The frame is created only
 // when the bubble comes near the screen, sized to its content, and can be stopped here.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { signal } from '@preact/signals';
 import { html } from '../html.js';
 import { Channel } from '../bubble/channel.js';
+import { attachFragment, detachFragment, onPluginMessage } from '../plugins/hooks.js';
+import { lightChat } from '../plugins/events.js';
+import { chatView } from '../store.js';
 
 export const FRAME_SRC = '/app/bubble/frame.html';
 /** Permissions no bubble gets (the sandbox already withholds popups, forms, top navigation). */
@@ -56,6 +60,24 @@ function drain() {
 function queueStart(start) {
   startQueue.push(start);
   if (!draining) drain();
+}
+
+/** Frames kept alive off the message list's window, at most. */
+export const MAX_KEPT = 40;
+/**
+ * The open chat's messages whose scripts have run, newest last (at most MAX_KEPT): the
+ * message list keeps them mounted, hidden, when they leave its window, so scrolling a bubble
+ * away and back never runs its script twice (a script that appends a message or sends would
+ * repeat). Past MAX_KEPT the oldest is let go, and runs again when it comes back.
+ */
+export const keptFrames = signal(/** @type {{chatId: number, ids: number[]}} */ ({ chatId: 0, ids: [] }));
+/** @param {number} chatId @param {number} messageId */
+function keepFrame(chatId, messageId) {
+  if (!messageId) return;
+  const now = keptFrames.value;
+  const ids = now.chatId === chatId ? now.ids.filter((x) => x !== messageId) : [];
+  ids.push(messageId);
+  keptFrames.value = { chatId, ids: ids.slice(-MAX_KEPT) };
 }
 
 /** Bubbles that updated themselves with `reuseContext: true`: their next new copy keeps the frame. @type {Set<number>} */
@@ -123,12 +145,17 @@ export function BubbleFrame({ doc, source, chatId, messageId, card, plugin, titl
     const el = slot.current;
     if (!near || !el || stopped) return;
     const f = document.createElement('iframe');
-    f.setAttribute('sandbox', 'allow-scripts');
+    // A message's script may show the browser's own prompt(), confirm() and alert() (the
+    // seed's demos ask with prompt(); the runtime caps them per minute); a plugin fragment
+    // gets no dialogs.
+    f.setAttribute('sandbox', plugin ? 'allow-scripts' : 'allow-scripts allow-modals');
     f.setAttribute('referrerpolicy', 'no-referrer');
     f.setAttribute('allow', DENY);
     f.setAttribute('title', title || `Message of ${card.name} (runs scripts)`);
     f.className = 'bubble-frame';
     f.style.height = height + 'px';
+    // A plugin fragment's `tavo.plugin.on` handlers (actions, notifications) are the plugin's.
+    const fragment = plugin ? attachFragment({ pluginId: String(plugin.pluginId), name: title || String(plugin.pluginId), chatId, chat: () => lightChat(chatView.chat.value) }) : null;
     const ch = new Channel(f, { chatId, messageId, card, plugin }, {
       onSize: (h) => {
         f.style.height = h + 'px';
@@ -137,12 +164,16 @@ export function BubbleFrame({ doc, source, chatId, messageId, card, plugin, titl
       onStop: (reason) => setStopped(reason),
       onLog: (text) => setLogs((l) => [...l.slice(-4), text]),
       onKeep: () => keep.add(messageId),
+      onPlugin: fragment ? (d) => onPluginMessage(fragment, d) : undefined,
     });
+    if (fragment) fragment.channel = ch;
     ch.start(latestDoc.current);
     f.setAttribute('src', FRAME_SRC);
     el.appendChild(f);
     channel.current = ch;
+    if (!plugin) keepFrame(chatId, messageId);
     return () => {
+      if (fragment) detachFragment(fragment);
       ch.close();
       channel.current = null;
     };

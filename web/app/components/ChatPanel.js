@@ -10,6 +10,7 @@ import { get, del } from '../api.js';
 import { chatView, updateChat, cloneChat, toast, errorText, libraryTick, setMemberMuted, startReply, currentReply } from '../store.js';
 import { Avatar } from './Avatar.js';
 import { PluginSidebar } from './PluginSidebar.js';
+import { ScriptConsole } from './ScriptConsole.js';
 
 /** @typedef {{id: number, name: string}} Row */
 
@@ -150,6 +151,7 @@ export function ChatPanel({ onClose }) {
             onChange=${(/** @type {any} */ e) => save({ advancedRendering: e.currentTarget.checked })} /> Advanced rendering (messages as HTML and CSS; scripts follow the JavaScript setting)</label>
         </fieldset>
         <${RememberedApprovals} chatId=${chat.id} />
+        <${ScriptConsole} chatId=${chat.id} />
         <p><button type="button" disabled=${busy} onClick=${clone}>Clone chat</button></p>
         <${PluginSidebar} />`}
   </aside>`;

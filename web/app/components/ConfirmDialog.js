@@ -5,8 +5,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { decide, toast, errorText } from '../store.js';
 
-/** @param {{pending?: import('../store.js').Pending, title?: string, text?: string, onAnswer?: (choice: 'allow'|'deny') => void}} props */
-export function ConfirmDialog({ pending, title, text, onAnswer }) {
+/** @param {{pending?: import('../store.js').Pending, title?: string, text?: string, rememberLabel?: string,
+ *   onAnswer?: (choice: 'allow'|'deny', remember: boolean) => void}} props
+ *   `rememberLabel` adds a "remember" box to a page question; `onAnswer` gets its state. */
+export function ConfirmDialog({ pending, title, text, rememberLabel, onAnswer }) {
   const ref = useRef(/** @type {HTMLDialogElement|null} */ (null));
   const [remember, setRemember] = useState(false);
   useEffect(() => {
@@ -18,12 +20,15 @@ export function ConfirmDialog({ pending, title, text, onAnswer }) {
   }, [pending ? pending.pendingId : title]);
   /** @param {'allow'|'deny'} choice */
   const answer = (choice) =>
-    onAnswer ? onAnswer(choice) : decide(choice, remember).catch((e) => toast(errorText(e), 'error'));
+    onAnswer ? onAnswer(choice, remember) : decide(choice, remember).catch((e) => toast(errorText(e), 'error'));
   if (onAnswer || !pending)
     return html`<dialog ref=${ref} class="confirm" aria-labelledby="confirm-title"
         onCancel=${(/** @type {Event} */ e) => { e.preventDefault(); answer('deny'); }}>
       <h2 id="confirm-title">${title}</h2>
       <p>${text}</p>
+      ${rememberLabel
+        ? html`<label class="check"><input type="checkbox" checked=${remember} onChange=${(/** @type {any} */ e) => setRemember(e.currentTarget.checked)} /> ${rememberLabel}</label>`
+        : null}
       <div class="row end">
         <button type="button" onClick=${() => answer('deny')}>Deny</button>
         <button type="button" class="primary" onClick=${() => answer('allow')}>Allow</button>

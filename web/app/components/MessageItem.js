@@ -21,8 +21,9 @@ function speaker(m) {
   return { name: m.name || c?.name || 'Assistant', avatar: c ? `/api/characters/${c.id}/avatar` : null };
 }
 
-/** @param {{message: import('../store.js').Message, isLast: boolean}} props */
-export function MessageItem({ message: m, isLast }) {
+/** @param {{message: import('../store.js').Message, isLast: boolean, parked?: boolean}} props
+ *   `parked`: outside the list's window, kept mounted (hidden) for its running script. */
+export function MessageItem({ message: m, isLast, parked = false }) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState('');
   const [translating, setTranslating] = useState(false);
@@ -37,7 +38,7 @@ export function MessageItem({ message: m, isLast }) {
       await editMessage(m, { content: text });
       setEditing(false);
     });
-  return html`<article class=${'message ' + m.role + (m.hidden ? ' hidden-msg' : '')} data-key=${String(m.id)} aria-label=${who.name}>
+  return html`<article class=${'message ' + m.role + (m.hidden ? ' hidden-msg' : '')} data-key=${String(m.id)} aria-label=${who.name} hidden=${parked} data-parked=${parked ? '' : undefined}>
     <${Avatar} src=${who.avatar} name=${who.name} />
     <div class="bubble">
       <header class="message-head"><span class="speaker">${who.name}</span>

@@ -2,10 +2,13 @@
 // on screen, so a chat of 100,000 messages costs what one of 50 does. Scrolling near the top
 // widens the window upwards and, past the loaded pages, fetches the previous page; the far
 // end of the window is dropped. The scroll position is kept on the message that was on screen.
+// A message whose script ran stays mounted, hidden, outside the window (BubbleFrame's
+// keptFrames), so its script does not run again when it comes back.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { chatView, currentReply, loadOlder } from '../store.js';
 import { MessageItem, StreamingItem } from './MessageItem.js';
+import { keptFrames } from './BubbleFrame.js';
 
 const WINDOW = 40;
 const STEP = 25;
@@ -63,7 +66,7 @@ export function MessageList() {
     if (!el) return;
     const top = el.scrollTop;
     for (const child of /** @type {HTMLElement[]} */ ([...(content.current?.children || [])])) {
-      if (child.offsetTop + child.offsetHeight > top && child.dataset.key) {
+      if (!child.hidden && child.offsetTop + child.offsetHeight > top && child.dataset.key) {
         anchor.current = { key: child.dataset.key, top: child.offsetTop - top };
         return;
       }
@@ -81,6 +84,11 @@ export function MessageList() {
       if (node) el.scrollTop = node.offsetTop - anchor.current.top;
     }
     anchor.current = null;
+    // A window moved at an edge can leave the view at that edge with more beyond it (extended
+    // downwards while at the bottom, the content keeps its height and the scroll position its
+    // value, so no scroll event follows): look again once laid out, as a scroll would.
+    const raf = requestAnimationFrame(() => edgeCheck.current());
+    return () => cancelAnimationFrame(raf);
   }, [win]);
 
   // A streaming reply grows the content: follow it while the user is at the bottom.
@@ -95,6 +103,8 @@ export function MessageList() {
     return () => ro.disconnect();
   }, []);
 
+  /** The newest onScroll, for the check after a window move. */
+  const edgeCheck = useRef(() => {});
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
@@ -115,7 +125,12 @@ export function MessageList() {
     }
   };
 
-  const shown = msgs.slice(win.start, win.end);
+  edgeCheck.current = onScroll;
+  const kept = keptFrames.value.chatId === chatView.id.value ? new Set(keptFrames.value.ids) : null;
+  /** The window's messages, and the kept ones outside it (parked). */
+  const shown = kept
+    ? msgs.flatMap((m, i) => (i >= win.start && i < win.end ? [{ m, parked: false }] : kept.has(m.id) ? [{ m, parked: true }] : []))
+    : msgs.slice(win.start, win.end).map((m) => ({ m, parked: false }));
   const lastAssistant = [...msgs].reverse().find((m) => m.role === 'assistant');
   const streamingId = reply && reply.status.value !== 'finished' ? reply.messageId.value : null;
   const streamingShown = reply && streamingId != null && msgs.some((m) => m.id === streamingId);
@@ -125,10 +140,10 @@ export function MessageList() {
       ${win.start === 0 && !chatView.hasMore.value && msgs.length
         ? html`<p class="muted start-of-chat">Start of the chat</p>`
         : html`<p class="muted start-of-chat" aria-busy=${chatView.loadingOlder.value}>${chatView.loadingOlder.value ? 'Loading older messages…' : msgs.length ? 'Scroll up for older messages' : ''}</p>`}
-      ${shown.map((m) =>
+      ${shown.map(({ m, parked }) =>
         m.id === streamingId && reply
           ? html`<${StreamingItem} key=${m.id} message=${m} reply=${reply} />`
-          : html`<${MessageItem} key=${m.id} message=${m} isLast=${lastAssistant === m} />`,
+          : html`<${MessageItem} key=${m.id} message=${m} isLast=${lastAssistant === m} parked=${parked} />`,
       )}
       ${reply && !streamingShown && atTail && reply.kind !== 'impersonate' && reply.status.value !== 'finished' && !reply.error.value
         ? html`<${StreamingItem} key="streaming" message=${null} reply=${reply} />`

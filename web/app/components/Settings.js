@@ -96,7 +96,7 @@ const LABELS = /** @type {Record<string, string>} */ ({
 
 /** Tavo's risk warning before scripts of cards run without asking. */
 const AUTO_WARNING =
-  'Cards are made by strangers. With “auto”, every script in a message runs as soon as it is shown — in a sandboxed frame that cannot read this page, your cookies or the API, but that can show anything, load images from the internet and call the TavoJS API (destructive calls still ask once per card). Only choose auto for cards you trust.';
+  'Cards are made by strangers. With “auto”, every script in a message runs as soon as it is shown — in a sandboxed frame that cannot read this page, your cookies or the API, but that can show anything, load images from the internet and call the TavoJS API (the calls the TavoJS documentation marks — changing characters, importing presets, lorebooks and regex — still ask each time). Only choose auto for cards you trust.';
 
 function ToolSettings() {
   const [rows, setRows] = useState(/** @type {any[] | null} */ (null));

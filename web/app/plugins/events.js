@@ -26,6 +26,15 @@ export const lightMessage = (m) => ({ id: m.id, index: m.floor, isUser: m.role =
 /** @param {import('../store.js').Message} m */
 const signature = (m) => JSON.stringify([m.content, m.reasoning ?? null, !!m.hidden, m.swipeId ?? 0]);
 
+/** Listeners of the same notifications besides the plugins: the bubble frames' `tavo.events`.
+ * @type {Set<(type: string, payload: Record<string, any>) => void>} */
+export const chatNews = new Set();
+/** @param {string} type @param {Record<string, any>} payload */
+function tell(type, payload) {
+  if (running()) notify(type, payload);
+  for (const f of chatNews) f(type, payload);
+}
+
 /** Starts watching the open chat; answers the function that stops it. */
 export function watchChat() {
   let chatId = /** @type {number|null} */ (null);
@@ -36,10 +45,9 @@ export function watchChat() {
 
   /** @param {string} change @param {import('../store.js').Message} m */
   const emit = (change, m) => {
-    if (!running()) return;
     const payload = { chatId, change, message: lightMessage(m) };
-    notify(`message:${change}`, payload);
-    notify('message:changed', payload);
+    tell(`message:${change}`, payload);
+    tell('message:changed', payload);
   };
 
   return effect(() => {
@@ -63,7 +71,7 @@ export function watchChat() {
     const key = JSON.stringify(chat);
     if (key !== chatKey) {
       chatKey = key;
-      if (running()) notify('chat:updated', { chatId: id, chat: lightChat(chat) });
+      tell('chat:updated', { chatId: id, chat: lightChat(chat) });
     }
     const seen = new Set();
     for (const m of msgs) {

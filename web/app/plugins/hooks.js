@@ -52,6 +52,37 @@ export function attachEntry(p) {
   return e;
 }
 
+/**
+ * The plugins' running HTML fragments (`/chat`, `/messages` mounts) that registered handlers
+ * with `tavo.plugin.on` (or `onInputAction` / `onSidebarAction`): they get the chat's
+ * notifications and may answer the plugin's actions, as its entry does; the generation and
+ * input hooks stay the entry's (Tavo §6.8: fragments cannot register them).
+ * @type {Set<Entry>}
+ */
+export const fragments = new Set();
+/** Hooks only an entry registers. */
+const ENTRY_ONLY = /^(generation|input):/;
+
+/**
+ * A fragment frame started. Its handlers count from its first `on`.
+ * @param {{pluginId: string, name: string, chatId: number, chat: () => any}} p
+ * @returns {Entry}
+ */
+export function attachFragment(p) {
+  const e = /** @type {Entry} */ ({
+    pluginId: p.pluginId, name: p.name, channel: null, handlers: [], ready: true, opened: true,
+    queue: Promise.resolve(), calls: new Map(), seq: 0, chatId: p.chatId, chat: p.chat,
+  });
+  fragments.add(e);
+  return e;
+}
+/** A fragment frame went: its handlers with it, its open calls answered. @param {Entry} e */
+export function detachFragment(e) {
+  fragments.delete(e);
+  for (const done of e.calls.values()) done({ ok: false, error: 'the fragment went away' });
+  e.calls.clear();
+}
+
 /** Puts the entries in the runtime list's order (plugin order). @param {string[]} order */
 export function orderEntries(order) {
   const all = [...entries.values()];
@@ -84,6 +115,7 @@ export function onPluginMessage(e, d) {
   if (!d || typeof d.what !== 'string') return;
   switch (d.what) {
     case 'on':
+      if (fragments.has(e) && typeof d.key === 'string' && ENTRY_ONLY.test(d.key)) break;
       if (typeof d.key === 'string' && Number.isInteger(d.hid) && !e.handlers.some((h) => h.hid === d.hid)) {
         e.handlers.push({ hid: d.hid, key: d.key });
         // Registered after the chat opened: this handler gets its one catch-up `chat:opened`.
@@ -109,7 +141,7 @@ export function onPluginMessage(e, d) {
       break;
     }
     case 'tools':
-      if (e.channel) setPluginTools(e.pluginId, e.channel, d.tools);
+      if (e.channel && !fragments.has(e)) setPluginTools(e.pluginId, e.channel, d.tools);
       break;
     case 'tool-started':
     case 'tool-result':
@@ -186,8 +218,8 @@ function chatPayload(e, type) {
  * @param {string} type @param {Record<string, any>} payload
  */
 export function notify(type, payload) {
-  for (const e of entries.values()) {
-    if (!e.ready) continue;
+  for (const e of [...entries.values(), ...fragments]) {
+    if (!e.ready || !handlersOf(e, type).length) continue;
     deliver(e, type, { ...payload, type, pluginId: e.pluginId, at: new Date().toISOString() });
   }
 }
@@ -228,17 +260,30 @@ export async function runHook(type, payload, opts = {}) {
 }
 
 /** Whether any plugin's entry is running (hooks are skipped otherwise). */
-export const running = () => [...entries.values()].some((e) => e.ready);
+export const running = () => [...entries.values()].some((e) => e.ready) || fragments.size > 0;
 
 /**
  * Runs an input action or sidebar action of one plugin (`inputActions:<id>`, `sidebar:<id>`).
  * @param {string} pluginId @param {string} key
  * @returns {Promise<'ok'|'missing'|'failed'|'not-running'>}
  */
-export function dispatchAction(pluginId, key) {
-  const e = entries.get(pluginId);
-  if (!e || !e.ready || !e.channel) return Promise.resolve('not-running');
-  const ch = e.channel;
+export async function dispatchAction(pluginId, key) {
+  // The entry first, then the plugin's fragments that registered this action.
+  const targets = [entries.get(pluginId), ...[...fragments].filter((f) => f.pluginId === pluginId && f.handlers.some((h) => h.key === key))]
+    .filter((e) => e && e.ready && e.channel);
+  if (!targets.length) return 'not-running';
+  let answer = /** @type {'ok'|'missing'|'failed'|'not-running'} */ ('missing');
+  for (const e of targets) {
+    answer = await dispatchTo(/** @type {Entry} */ (e), key);
+    if (answer !== 'missing') return answer;
+  }
+  return answer;
+}
+
+/** @param {Entry} e @param {string} key @returns {Promise<'ok'|'missing'|'failed'>} */
+function dispatchTo(e, key) {
+  const pluginId = e.pluginId;
+  const ch = /** @type {{post: (m: any) => void}} */ (e.channel);
   return new Promise((resolve) => {
     const id = ++e.seq;
     const timer = setTimeout(() => {

@@ -19,6 +19,11 @@ use crate::operation::{OpSpec, Outcome, Safety};
 use crate::registry::Registry;
 use crate::validate::SchemaError;
 
+/// The largest file `tavo_file_save` stores, in bytes: what the web fetch lets a download
+/// grow to (its decompressed limit), so a file saved from content and one saved from a URL
+/// meet the same cap. The operation door's body limit leaves room for it as a data URL.
+pub const MAX_FILE_BYTES: usize = 40 * 1024 * 1024;
+
 /// `chat` (default) or `global`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -297,6 +302,15 @@ async fn save(args: SaveArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
         SaveContent::Bytes(b) => b,
         SaveContent::Download(url) => download(&ctx, &url).await?,
     };
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(ToolError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "content: the file is {} bytes; a saved file holds at most {MAX_FILE_BYTES} (40 MiB); nothing was saved",
+                bytes.len()
+            ),
+        ));
+    }
     let name = args.name;
     ctx.blocking("saving the file", move |store| {
         ensure_scope(store, scope)?;

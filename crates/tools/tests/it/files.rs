@@ -500,3 +500,35 @@ async fn save_detects_data_urls_and_downloads_http_urls() {
         json!(false)
     );
 }
+
+#[tokio::test]
+async fn a_file_over_40_mib_is_refused_and_nothing_is_saved() {
+    let lib = Lib::new();
+    let chat = lib.chat("big files");
+    let max = tavo_tools::ops::files::MAX_FILE_BYTES;
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "huge.txt", "content": "z".repeat(max + 1), "options": {"encoding": "utf8"}}),
+        )
+        .await;
+    assert_eq!(e["code"], json!("limit_exceeded"), "{e}");
+    assert!(
+        e["message"].as_str().is_some_and(|m| m.contains("40 MiB")),
+        "{e}"
+    );
+    assert_eq!(
+        lib.ok(Some(chat), "tavo_file_exists", json!({"name": "huge.txt"}))
+            .await["exists"],
+        json!(false)
+    );
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "just.txt", "content": "z".repeat(max), "options": {"encoding": "utf8"}}),
+        )
+        .await;
+    assert_eq!(saved["size"], json!(max));
+}
