@@ -158,6 +158,7 @@ fn prepare(
         options.max_response_tokens = parameters.response_tokens() as usize;
         options.converter = settings.converter;
         options.ejs = settings.ejs;
+        options.recursive_lorebooks = settings.recursive_lorebooks;
         let speaker = loaded.next_speaker();
         // Built and never recorded: a quiet generation changes no timer and no variable.
         let output = prompts.build(&loaded.input(speaker), &options);

@@ -40,6 +40,10 @@ pub const PRESET_SAMPLERS_SETTING: &str = "prompt.presetSamplers";
 /// "启用 EJS 模板"; default true).
 pub const EJS_SETTING: &str = tavo_prompt::ejs::SETTING;
 
+/// Setting: whether lorebook entries may activate other entries (SillyTavern's "Recursive
+/// scan", default true). A book's own `recursive_scanning: false` turns it off for that book.
+pub const RECURSIVE_SCAN_SETTING: &str = "lorebook.recursiveScan";
+
 /// Context window used when neither the preset nor the connection gives one.
 pub const DEFAULT_CONTEXT_TOKENS: u32 = 16_384;
 /// Reply tokens reserved when neither the preset nor the connection gives a number.
@@ -64,6 +68,8 @@ pub struct PromptSettings {
     pub preset_samplers: bool,
     /// EJS templates are rendered ([`EJS_SETTING`]).
     pub ejs: bool,
+    /// Lorebook entries may activate other entries ([`RECURSIVE_SCAN_SETTING`]).
+    pub recursive_lorebooks: bool,
 }
 
 impl Default for PromptSettings {
@@ -72,6 +78,7 @@ impl Default for PromptSettings {
             converter: PromptConverter::None,
             preset_samplers: true,
             ejs: true,
+            recursive_lorebooks: true,
         }
     }
 }
@@ -93,6 +100,9 @@ impl PromptSettings {
             s.preset_samplers = v.as_bool().unwrap_or(true);
         }
         s.ejs = ejs_enabled(store)?;
+        if let Some(v) = store.setting_get(RECURSIVE_SCAN_SETTING)? {
+            s.recursive_lorebooks = v.as_bool().unwrap_or(true);
+        }
         Ok(s)
     }
 }
@@ -469,6 +479,7 @@ pub fn build(
     options.max_response_tokens = parameters.response_tokens() as usize;
     options.converter = settings.converter;
     options.ejs = settings.ejs;
+    options.recursive_lorebooks = settings.recursive_lorebooks;
     options.wait_for_tokenizer = knobs.exact_tokens;
     options.generation = match kind {
         GenerationKind::Continue => GenerationType::Continue,
@@ -590,11 +601,9 @@ pub fn round_request(
     can_call_now: bool,
     reasoning_mode: ReasoningMode,
 ) -> ChatRequest {
-    let hint = if can_call_now {
-        hint_for_round(tools.len())
-    } else {
-        None
-    };
+    // Seed 000: every request that carries tools gets the generic hint — also the round after
+    // the tool-round limit, which still declares them (with tool_choice none).
+    let hint = hint_for_round(tools.len());
     let mut req = ChatRequest::new(
         model.to_owned(),
         with_hint(&base.messages, hint, base.converter),

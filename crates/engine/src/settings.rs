@@ -51,7 +51,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 34] = [
+pub const SETTINGS: [SettingSpec; 35] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -96,6 +96,11 @@ pub const SETTINGS: [SettingSpec; 34] = [
         key: crate::prompt::PRESET_SAMPLERS_SETTING,
         kind: Kind::Bool,
         about: "a chat preset's SillyTavern sampler and context values (temperature, top_p, top_k, openai_max_context, openai_max_tokens) win over the connection's (default true)",
+    },
+    SettingSpec {
+        key: crate::prompt::RECURSIVE_SCAN_SETTING,
+        kind: Kind::Bool,
+        about: "lorebook entries may activate other entries through their content (SillyTavern's \"Recursive scan\"; default true). A book's own recursive_scanning: false turns it off for that book",
     },
     SettingSpec {
         key: crate::prompt::EJS_SETTING,

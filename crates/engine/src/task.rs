@@ -192,6 +192,16 @@ impl ReplyTask {
                 return Err(Stop::Cancelled);
             }
             let can_call_now = may_call && round < self.limits.recursion_limit;
+            if may_call && round == self.limits.recursion_limit && round > 0 {
+                // The reply's status says why the model answers without tools now.
+                let n = self.limits.recursion_limit;
+                self.control.hub.publish(EventKind::Warning {
+                    message: format!(
+                        "stopped after {n} tool round{} (tools.recursionLimit): this round answers without running tools",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                });
+            }
             let tools = if may_call {
                 prompt::declarations(&self.inner.registry, &services.extensions, runner.exposed())
             } else {

@@ -14,7 +14,7 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwA
 test('a bubble sets the chat background; it shows behind the chat, survives a reload, and follows the precedence', async () => {
   const { tavo } = lab;
   const { chatId, characters } = await bubbleChat(tavo, ['Scenery'], 'Backdrop');
-  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'bg.png', content: `data:image/png;base64,${PNG}` });
+  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'bg.png', content: `data:image/png;base64,${PNG}`, options: { encoding: 'dataUrl' } });
   const bubble = await addMessage(tavo, chatId, `<p>setting the scene</p><script>
     (async () => {
       await tavo.chat.update({ background: { image: 'files/chat/bg.png', opacity: 0.5 } });

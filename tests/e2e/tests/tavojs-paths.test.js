@@ -15,8 +15,8 @@ test('virtual paths load in plain HTML and Markdown bubbles', async () => {
   const { tavo } = lab;
   const { chatId, characters } = await bubbleChat(tavo, ['Gallery'], 'Paths');
   const url = `data:image/png;base64,${PNG}`;
-  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'dot.png', content: url });
-  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'logo.png', content: url, options: { scope: 'global' } });
+  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'dot.png', content: url, options: { encoding: 'dataUrl' } });
+  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'logo.png', content: url, options: { scope: 'global', encoding: 'dataUrl' } });
   const htmlText = '<p>HTML</p><img alt="chat file" src="files/chat/dot.png">';
   await addMessage(tavo, chatId, htmlText, characters[0]);
   await addMessage(tavo, chatId, 'Markdown: ![global file](files/global/logo.png)', characters[0]);

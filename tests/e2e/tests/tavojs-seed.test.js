@@ -112,7 +112,7 @@ test('tavo.file.url is the stable path: it shows a file saved later, survives in
   const page = await lab.browser.context.newPage();
   await page.goto(`${tavo.url}/chats/${chatId}`);
   await new Promise((r) => setTimeout(r, 1500));
-  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'later.png', content: `data:image/png;base64,${PNG}` });
+  await tavo.api('POST', `/api/ops/tavo_file_save?chat=${chatId}`, { name: 'later.png', content: `data:image/png;base64,${PNG}`, options: { encoding: 'dataUrl' } });
   const R = await until(async () => (await vars(tavo, chatId)).chat.paths ?? null, 60000, 'the paths report');
   assert.equal(R.url, 'files/chat/later.png');
   assert.equal(R.global, 'files/global/g.png');

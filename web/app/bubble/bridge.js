@@ -312,11 +312,14 @@ async function saved(c, path) {
   if (m && c.fileSaved) await c.fileSaved(m[1], m[2]);
   return path;
 }
-// Without an encoding the operation detects it, as at every door (seed 002): a `data:` URL is
-// decoded, an http(s) URL downloaded into storage, anything else stored as text.
+// Without an encoding TavoJS detects it (seed 002): a `data:` URL is decoded, an http(s) URL
+// downloaded into storage, anything else stored as text — the operation's `auto`. (The model's
+// tavo_file_save stores text unless told otherwise, seed 000.)
 def('file.save', async (c, [name, content, opts]) => {
   const text = String(content ?? '');
-  return saved(c, await strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: text, options: options(opts, ['scope', 'encoding']) })), (r) => r.path));
+  const o = /** @type {Record<string, any>} */ (options(opts, ['scope', 'encoding']) || {});
+  if (o.encoding === undefined) o.encoding = 'auto';
+  return saved(c, await strict(call(c, 'tavo_file_save', defined({ name: String(name ?? ''), content: text, options: o })), (r) => r.path));
 });
 def('file.load', (c, [name, opts]) =>
   soft(call(c, 'tavo_file_load', defined({ name: String(name ?? ''), options: options(opts, ['scope', 'encoding']) })), (r) => r.content, null));

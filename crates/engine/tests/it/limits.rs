@@ -92,9 +92,11 @@ async fn the_recursion_limit_forbids_calls_and_the_model_answers() {
         "tools stay declared while the history has calls"
     );
     assert!(
-        !requests[2].body.to_string().contains("You can call tools"),
-        "no hint for a round without callable tools"
+        requests[2].body.to_string().contains("You can call tools"),
+        "seed 000: a round whose request carries tools gets the generic hint, also after the limit"
     );
+    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::Warning { message }
+        if message == "stopped after 2 tool rounds (tools.recursionLimit): this round answers without running tools")));
 }
 
 #[tokio::test]
@@ -117,7 +119,23 @@ async fn a_model_that_keeps_calling_past_the_limit_is_stopped() {
     assert!(events.iter().any(
         |e| matches!(&e.kind, EventKind::Warning { message } if message.contains("recursion limit"))
     ));
-    assert_eq!(lab.mock.requests().len(), 2, "no third round");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::Warning { message }
+            if message.starts_with("stopped after 1 tool round (tools.recursionLimit)"))),
+        "the limit is in the reply's status"
+    );
+    let requests = lab.mock.requests();
+    assert_eq!(requests.len(), 2, "no third round");
+    // The round after the limit still declares its tools, so it carries the generic hint too.
+    let hint = tavo_tools::exposure::TOOL_USE_HINT;
+    for (i, r) in requests.iter().enumerate() {
+        assert!(
+            r.body.to_string().contains(&hint[..40]),
+            "request {i} has the hint"
+        );
+    }
 }
 
 #[tokio::test]

@@ -181,6 +181,16 @@ impl Patterns {
     }
 }
 
+/// Whether a book takes part in recursion: CCv3's `recursive_scanning` (kept in the book's
+/// extras on import, also from a SillyTavern world-info file) is `false` only when it says so;
+/// a missing or non-boolean value leaves recursion to the global setting.
+pub fn book_recursion(book: &Lorebook) -> bool {
+    !matches!(
+        book.extra.get("recursive_scanning"),
+        Some(serde_json::Value::Bool(false))
+    )
+}
+
 /// The identity of a set of lorebooks for caching: `None` when some book has no revision
 /// (unsaved data), which disables caching.
 pub fn fingerprint(books: &[Lorebook]) -> Option<Vec<(i64, u64, usize)>> {
@@ -208,6 +218,7 @@ impl LorebookIndex {
         let mut always = Vec::new();
         for (b, book) in books.iter().enumerate() {
             let word_rule = super::scan::WordRule::of(book);
+            let recursion_off = !book_recursion(book);
             for (e, entry) in book.entries.iter().enumerate() {
                 let at = entries.len() as u32;
                 timer_keys.push(super::timer_key(book, b, entry));
@@ -221,6 +232,13 @@ impl LorebookIndex {
                         ..EntryTraits::of(entry)
                     },
                 };
+                if recursion_off {
+                    // The book's `recursive_scanning: false`: its entries neither activate
+                    // others nor are activated by them, as if each were excludeRecursion and
+                    // preventRecursion.
+                    indexed.traits.exclude_recursion = true;
+                    indexed.traits.prevent_recursion = true;
+                }
                 if entry.enabled {
                     max_scan_depth = max_scan_depth.max(entry.scan_depth as usize);
                     let mut resolve = |key: &str| -> Option<KeyRef> {

@@ -810,3 +810,36 @@ fn delayed_recursion_levels_open_one_after_another() {
         assert_eq!(got, want, "case {i}");
     }
 }
+
+/// A book whose CCv3 `recursive_scanning` is `false` takes no part in recursion: its entries'
+/// content activates nothing, and nothing activates its entries through recursion; another
+/// book of the same chat still recurses.
+#[test]
+fn a_book_with_recursive_scanning_false_does_not_recurse() {
+    let mut a = entry("a", &["dragon"]);
+    a.content = "The dragon guards the castle.".into();
+    let b = entry("b", &["castle"]);
+    let mut quiet = book(vec![a.clone(), b.clone()]);
+    quiet
+        .extra
+        .insert("recursive_scanning".into(), false.into());
+    assert_eq!(run(&[quiet.clone()], &["dragon"]).activated, vec!["a"]);
+    // Said true (or not said): recursion as usual.
+    let mut loud = quiet.clone();
+    loud.extra.insert("recursive_scanning".into(), true.into());
+    assert_eq!(run(&[loud], &["dragon"]).activated, vec!["a", "b"]);
+    // An open book's entry is not activated by the quiet book's content, and the quiet
+    // book's entry not by the open book's.
+    let mut open_a = entry("open-a", &["dragon"]);
+    open_a.content = "A tower stands here.".into();
+    let quiet_b = {
+        let mut q = book(vec![a, entry("quiet-tower", &["tower"])]);
+        q.extra.insert("recursive_scanning".into(), false.into());
+        q
+    };
+    let open = book(vec![open_a, b]);
+    assert_eq!(
+        run(&[quiet_b, open], &["dragon"]).activated,
+        vec!["a", "open-a"]
+    );
+}

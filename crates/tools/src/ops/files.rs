@@ -48,6 +48,11 @@ pub enum EncodingArg {
     /// `data:<mime>;base64,<data>`.
     #[serde(rename = "dataUrl")]
     DataUrl,
+    /// Saving only: detect it from the content, as TavoJS's `tavo.file.save` does without an
+    /// encoding (seed 002) — a `data:` URL is decoded, an `http(s)://` URL downloaded, anything
+    /// else stored as text.
+    #[serde(rename = "auto")]
+    Auto,
 }
 
 impl EncodingArg {
@@ -56,6 +61,7 @@ impl EncodingArg {
             EncodingArg::Utf8 => "utf8",
             EncodingArg::Base64 => "base64",
             EncodingArg::DataUrl => "dataUrl",
+            EncodingArg::Auto => "auto",
         }
     }
 }
@@ -67,9 +73,10 @@ pub struct IoOptions {
     /// Storage scope (default `chat`).
     #[serde(default)]
     pub scope: Option<ScopeArg>,
-    /// Content encoding. Saving without one detects it: a `data:` URL is decoded, an
-    /// `http://` or `https://` URL is downloaded, anything else is text. Loading: `utf8` by
-    /// default.
+    /// Content encoding: `utf8` by default (seed 000: a bare URL or a `data:` string is stored
+    /// as the text it is), `base64`, `dataUrl`, or — saving only — `auto` (a `data:` URL is
+    /// decoded, an `http://` or `https://` URL downloaded, anything else text; TavoJS's
+    /// `file.save` without an encoding). Loading: `utf8` by default.
     #[serde(default)]
     pub encoding: Option<EncodingArg>,
 }
@@ -107,8 +114,9 @@ pub struct SaveArgs {
     /// of the same name.
     #[schemars(length(min = 1))]
     pub name: String,
-    /// The content, encoded as `options.encoding` says; without an encoding, a `data:` URL is
-    /// decoded and an `http(s)://` URL is downloaded (the web fetch's address and size rules).
+    /// The content, encoded as `options.encoding` says (text by default); with `auto`, a `data:`
+    /// URL is decoded and an `http(s)://` URL is downloaded (the web fetch's address and size
+    /// rules).
     pub content: String,
     /// Scope and encoding.
     #[serde(default)]
@@ -232,23 +240,24 @@ enum SaveContent {
 }
 
 fn save_content(content: String, encoding: Option<EncodingArg>) -> Result<SaveContent, ToolError> {
-    let encoding = match encoding {
-        Some(e) => e,
-        None if is_http_url(&content) => return Ok(SaveContent::Download(content)),
-        None if content
-            .get(..5)
-            .is_some_and(|p| p.eq_ignore_ascii_case("data:")) =>
+    let encoding = match encoding.unwrap_or_default() {
+        EncodingArg::Auto if is_http_url(&content) => return Ok(SaveContent::Download(content)),
+        EncodingArg::Auto
+            if content
+                .get(..5)
+                .is_some_and(|p| p.eq_ignore_ascii_case("data:")) =>
         {
             EncodingArg::DataUrl
         }
-        None => EncodingArg::Utf8,
+        EncodingArg::Auto => EncodingArg::Utf8,
+        e => e,
     };
     Ok(SaveContent::Bytes(match encoding {
         EncodingArg::Utf8 => content.into_bytes(),
         EncodingArg::Base64 => STANDARD.decode(content.trim()).map_err(|e| {
             ToolError::invalid_at("content", format!("valid base64 ({e})"), "string")
         })?,
-        EncodingArg::DataUrl => {
+        EncodingArg::DataUrl | EncodingArg::Auto => {
             decode_data_url(&content)
                 .map_err(|e| {
                     ToolError::invalid_at("content", format!("a data URL: {e}"), "string")
@@ -345,6 +354,13 @@ async fn load(args: LoadArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let opts = args.options.unwrap_or_default();
     let scope = resolve_scope(&ctx, opts.scope)?;
     let encoding = opts.encoding.unwrap_or_default();
+    if encoding == EncodingArg::Auto {
+        return Err(ToolError::invalid_at(
+            "options.encoding",
+            "utf8, base64 or dataUrl (auto applies to saving only)",
+            "string",
+        ));
+    }
     let name = args.name;
     ctx.blocking("reading the file", move |store| {
         ensure_scope(store, scope)?;
@@ -370,7 +386,7 @@ async fn load(args: LoadArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
                 )
             })?,
             EncodingArg::Base64 => STANDARD.encode(&bytes),
-            EncodingArg::DataUrl => format!(
+            EncodingArg::DataUrl | EncodingArg::Auto => format!(
                 "data:{};base64,{}",
                 entry.mime_type,
                 STANDARD.encode(&bytes)
@@ -472,7 +488,9 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             "Save text or binary content as a file in the chat's file storage (or global storage with \
              options.scope \"global\"). Overwrites a file of the same name. Returns the virtual path (for \
              example files/chat/notes.txt) that can be stored in variables or used as an image source. Use \
-             files, not variables, for large content such as images.",
+             files, not variables, for large content such as images. options.encoding: utf8 (default: the \
+             content is stored as the text it is, also a URL or a data: string), base64, dataUrl, or auto \
+             (a data: URL decoded, an http(s) URL downloaded, anything else text).",
         )
         .keywords(KW),
         save,

@@ -398,18 +398,49 @@ async fn serve_once_per_request(body: &'static [u8]) -> String {
 }
 
 #[tokio::test]
-async fn save_detects_data_urls_and_downloads_http_urls() {
+async fn save_stores_text_by_default_and_auto_detects_data_urls_and_downloads() {
     const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot really an image, but bytes";
     let lib = Lib::new();
     let chat = lib.chat("download");
     let base = serve_once_per_request(PNG).await;
 
-    // Without an encoding: a data: URL is decoded, text stays text.
+    // Without an encoding (the model's call, seed 000): a data: URL and a link are text.
     let saved = lib
         .ok(
             Some(chat),
             "tavo_file_save",
-            json!({"name": "hi.txt", "content": "data:text/plain;base64,aGk="}),
+            json!({"name": "raw.txt", "content": "data:text/plain;base64,aGk="}),
+        )
+        .await;
+    assert_eq!(saved["size"], json!("data:text/plain;base64,aGk=".len()));
+    let link = format!("{base}/cat.png");
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "link-note.txt", "content": link}),
+        )
+        .await;
+    assert_eq!(
+        saved["size"],
+        json!(link.len()),
+        "a bare URL is stored as its text, not downloaded"
+    );
+    let e = lib
+        .err(
+            Some(chat),
+            "tavo_file_load",
+            json!({"name": "raw.txt", "options": {"encoding": "auto"}}),
+        )
+        .await;
+    assert_eq!(e["details"]["path"], json!("options.encoding"), "{e}");
+
+    // With `auto` (TavoJS's file.save): a data: URL is decoded, text stays text.
+    let saved = lib
+        .ok(
+            Some(chat),
+            "tavo_file_save",
+            json!({"name": "hi.txt", "content": "data:text/plain;base64,aGk=", "options": {"encoding": "auto"}}),
         )
         .await;
     assert_eq!(saved["size"], json!(2));
@@ -417,7 +448,7 @@ async fn save_detects_data_urls_and_downloads_http_urls() {
         .ok(
             Some(chat),
             "tavo_file_save",
-            json!({"name": "link.txt", "content": "https://example.com is where it is"}),
+            json!({"name": "link.txt", "content": "https://example.com is where it is", "options": {"encoding": "auto"}}),
         )
         .await;
     assert_eq!(
@@ -435,7 +466,7 @@ async fn save_detects_data_urls_and_downloads_http_urls() {
         .err(
             Some(chat),
             "tavo_file_save",
-            json!({"name": "cat.png", "content": url}),
+            json!({"name": "cat.png", "content": url, "options": {"encoding": "auto"}}),
         )
         .await;
     assert_eq!(e["code"], json!("permission_denied"), "{e}");
@@ -453,7 +484,7 @@ async fn save_detects_data_urls_and_downloads_http_urls() {
         .ok(
             Some(chat),
             "tavo_file_save",
-            json!({"name": "cat.png", "content": url}),
+            json!({"name": "cat.png", "content": url, "options": {"encoding": "auto"}}),
         )
         .await;
     assert_eq!(saved["size"], json!(PNG.len()));
@@ -486,7 +517,7 @@ async fn save_detects_data_urls_and_downloads_http_urls() {
         .err(
             Some(chat),
             "tavo_file_save",
-            json!({"name": "gone.png", "content": format!("{base}/gone.png")}),
+            json!({"name": "gone.png", "content": format!("{base}/gone.png"), "options": {"encoding": "auto"}}),
         )
         .await;
     assert_eq!(e["code"], json!("unavailable"), "{e}");
