@@ -15,6 +15,7 @@ const SCREENS = {
   settings: { load: () => import('./components/Settings.js'), name: 'Settings' },
   plugins: { load: () => import('./components/PluginList.js'), name: 'PluginList' },
   plugin: { load: () => import('./components/PluginSettings.js'), name: 'PluginSettings' },
+  logs: { load: () => import('./components/AuditLog.js'), name: 'AuditLog' },
   characterEdit: { load: () => import('./components/CharacterEditor.js'), name: 'CharacterEditor' },
   preset: { load: () => import('./components/PresetEditor.js'), name: 'PresetEditor' },
   lorebook: { load: () => import('./components/LorebookEditor.js'), name: 'LorebookEditor' },

@@ -7,7 +7,7 @@ import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthori
 
 /**
  * @typedef {{id: number, name: string, revision: number, avatar?: string, createdAt: string, updatedAt: string}} Summary
- * @typedef {{callId: string, tool: string, status: string, label?: string, errorCode?: string, truncated?: boolean}} ToolCard
+ * @typedef {{callId: string, tool: string, status: string, label?: string, errorCode?: string, truncated?: boolean, displayName?: string}} ToolCard
  * @typedef {{id: number, floor: number, role: string, content: string, reasoning?: string, hidden: boolean,
  *   name?: string, characterId?: number, swipes?: string[], swipeId?: number, toolCalls?: ToolCard[], sendDate?: string,
  *   display?: {content: string, reasoning?: string}, translation?: {language: string, text: string}}} Message

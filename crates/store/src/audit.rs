@@ -28,6 +28,17 @@ pub struct AuditEntry {
     pub details: Value,
 }
 
+/// Which entries a listing keeps; every field that is set must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// The action (`tool.tavo_file_save`).
+    pub action: Option<String>,
+    /// The target (`chat:12`).
+    pub target: Option<String>,
+    /// The call's id (`details.callId`), to open one tool card's call.
+    pub call_id: Option<String>,
+}
+
 impl Tx<'_> {
     /// Records an entry and drops the oldest beyond the capacity; returns the entry's id.
     pub fn audit_append(&self, action: &str, target: Option<&str>, details: &Value) -> Result<i64> {
@@ -47,18 +58,40 @@ impl Tx<'_> {
 
     /// Up to `limit` entries older than `before` (all when `None`), newest first.
     pub fn audit_list(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditEntry>> {
+        self.audit_find(limit, before, &AuditFilter::default())
+    }
+
+    /// Up to `limit` entries older than `before` that match `filter`, newest first.
+    pub fn audit_find(
+        &self,
+        limit: u32,
+        before: Option<i64>,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditEntry>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+            "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 \
+             AND (?3 IS NULL OR action = ?3) AND (?4 IS NULL OR target = ?4) \
+             AND (?5 IS NULL OR json_extract(details, '$.callId') = ?5) \
+             ORDER BY id DESC LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![before.unwrap_or(i64::MAX), limit], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get::<_, String>(4)?,
-            ))
-        })?;
+        let rows = stmt.query_map(
+            params![
+                before.unwrap_or(i64::MAX),
+                limit,
+                filter.action,
+                filter.target,
+                filter.call_id
+            ],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            },
+        )?;
         let mut out = Vec::new();
         for row in rows {
             let (id, at, action, target, details) = row?;

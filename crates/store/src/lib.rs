@@ -31,7 +31,7 @@ mod variables;
 pub mod varpath;
 
 pub use assets::{Asset, AssetKind, AssetSummary};
-pub use audit::{AUDIT_CAPACITY, AuditEntry};
+pub use audit::{AUDIT_CAPACITY, AuditEntry, AuditFilter};
 pub use avatars::Avatar;
 pub use backup::{Replaced, schema_version};
 pub use card_files::check_card_path;
@@ -149,6 +149,8 @@ delegate::store_shorthands! {
     write fn audit_append(&self, action: &str, target: Option<&str>, details: &Value) -> i64;
     /// Lists audit entries, newest first.
     read fn audit_list(&self, limit: u32, before: Option<i64>) -> Vec<AuditEntry>;
+    /// Lists audit entries matching a filter, newest first.
+    read fn audit_find(&self, limit: u32, before: Option<i64>, filter: &AuditFilter) -> Vec<AuditEntry>;
     /// Clears the audit log.
     write fn audit_clear(&self) -> usize;
 

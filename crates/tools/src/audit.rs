@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 use tavo_model::ChatId;
-use tavo_store::{AUDIT_CAPACITY, AuditEntry, Store};
+use tavo_store::{AUDIT_CAPACITY, AuditEntry, AuditFilter, Store};
 
 use crate::context::store_error;
 use crate::error::{ErrorCode, ToolError};
@@ -122,6 +122,16 @@ impl DirectCallRecord {
 
 /// Up to `limit` (1..=[`MAX_PAGE`]) entries older than the entry `before`, newest first.
 pub fn list_audit(store: &Store, limit: u32, before: Option<i64>) -> Result<AuditPage, ToolError> {
+    find_audit(store, limit, before, &AuditFilter::default())
+}
+
+/// [`list_audit`] of the entries `filter` keeps (one chat, one tool, one call).
+pub fn find_audit(
+    store: &Store,
+    limit: u32,
+    before: Option<i64>,
+    filter: &AuditFilter,
+) -> Result<AuditPage, ToolError> {
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ToolError::new(
             ErrorCode::InvalidArguments,
@@ -130,7 +140,7 @@ pub fn list_audit(store: &Store, limit: u32, before: Option<i64>) -> Result<Audi
     }
     // One more than asked tells whether an older page exists.
     let mut entries = store
-        .audit_list(limit + 1, before)
+        .audit_find(limit + 1, before, filter)
         .map_err(|e| store_error("reading the audit log", e))?;
     let more = entries.len() > limit as usize;
     entries.truncate(limit as usize);

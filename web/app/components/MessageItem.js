@@ -58,7 +58,7 @@ export function MessageItem({ message: m, isLast, parked = false }) {
             <div class="muted small">${m.translation.language}</div>
             <div class="prose" dangerouslySetInnerHTML=${{ __html: render(m.translation.text, chatView.id.value) }}></div></section>`
         : null}
-      ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} />`)}</div>` : null}
+      ${m.toolCalls && m.toolCalls.length ? html`<div class="tool-cards">${m.toolCalls.map((c) => html`<${ToolCard} key=${c.callId} card=${c} chatId=${chatView.id.value} />`)}</div>` : null}
       <${PluginMount} at="/messages/end" message=${m} />
       <footer class="message-actions">
         ${swipes || (isLast && m.role === 'assistant')
@@ -107,7 +107,7 @@ export function StreamingItem({ message: m, reply }) {
         ${who?.turns && who.turns > 1 ? html`<span class="pill" title="Group reply: members answer one after the other">${who.turn} of ${who.turns}</span>` : null}</header>
       ${reasoning ? html`<details class="reasoning" open=${!text}><summary>Reasoning</summary><div class="prose" dangerouslySetInnerHTML=${{ __html: render(reasoning, chatView.id.value) }}></div></details>` : null}
       ${text ? html`<div class="prose content" dangerouslySetInnerHTML=${{ __html: render(text, chatView.id.value) }}></div>` : html`<div class="typing" aria-label="Writing"><span></span><span></span><span></span></div>`}
-      ${tools.length ? html`<div class="tool-cards">${tools.map((t) => html`<${ToolCard} key=${t.callId} card=${t} />`)}</div>` : null}
+      ${tools.length ? html`<div class="tool-cards">${tools.map((t) => html`<${ToolCard} key=${t.callId} card=${t} chatId=${chatView.id.value} />`)}</div>` : null}
     </div>
   </article>`;
 }

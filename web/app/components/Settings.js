@@ -79,6 +79,11 @@ export function Settings() {
         <span class="muted"> Install, enable and configure plugins (.tpg).</span></p>
     </section>
     <${McpPanel} />
+    <section aria-labelledby="storage-title">
+      <h2 id="storage-title">Storage</h2>
+      <p><a class="button" href="/settings/logs" onClick=${link}>Tool-call log</a>
+        <span class="muted"> Every tool call with its arguments and result; filter by chat and tool, or clear it.</span></p>
+    </section>
     ${authRequired.value ? html`<section><h2>Session</h2><button type="button" onClick=${() => act(logout)}>Log out</button></section>` : null}
   </section>`;
 }

@@ -4,7 +4,8 @@
 use axum::Json;
 use axum::extract::{Query, State};
 use serde::Deserialize;
-use tavo_tools::audit::{AuditCleared, AuditPage, clear_audit, list_audit};
+use tavo_store::AuditFilter;
+use tavo_tools::audit::{AuditCleared, AuditPage, clear_audit, find_audit};
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -18,11 +19,18 @@ pub struct AuditQuery {
     pub limit: Option<u32>,
     /// Only entries older than this id (the previous page's `nextBefore`).
     pub before: Option<i64>,
+    /// Only calls made in this chat.
+    pub chat: Option<i64>,
+    /// Only calls of this tool (`tavo_file_save`).
+    pub tool: Option<String>,
+    /// Only the call with this id (what a tool card names), newest first.
+    pub call: Option<String>,
 }
 
 /// Audit entries, newest first: `{entries: [{id, at, action, target?, details}], nextBefore?,
 /// capacity}`. A tool call's row (`tool.NAME`) holds its arguments and result envelope; a
-/// `tavo_web_fetch` result only as metadata.
+/// `tavo_web_fetch` result only as metadata. `chat`, `tool` and `call` narrow the listing (the
+/// app's log screen filters by chat and tool; a tool card opens its own call).
 #[utoipa::path(get, path = "/api/audit", tag = "audit",
     params(AuditQuery),
     responses((status = 200, description = "`{entries, nextBefore?, capacity}`", body = Object),
@@ -32,8 +40,23 @@ pub async fn list(
     Query(q): Query<AuditQuery>,
 ) -> ApiResult<Json<AuditPage>> {
     let limit = q.limit.unwrap_or(50);
+    for (field, value) in [("tool", &q.tool), ("call", &q.call)] {
+        if value
+            .as_ref()
+            .is_some_and(|v| v.is_empty() || v.len() > 200)
+        {
+            return Err(ApiError::bad_request(format!(
+                "{field}: must be 1–200 characters"
+            )));
+        }
+    }
+    let filter = AuditFilter {
+        action: q.tool.map(|t| format!("tool.{t}")),
+        target: q.chat.map(|c| format!("chat:{c}")),
+        call_id: q.call,
+    };
     let page = state
-        .blocking_api(move |s| list_audit(s, limit, q.before).map_err(ApiError::from))
+        .blocking_api(move |s| find_audit(s, limit, q.before, &filter).map_err(ApiError::from))
         .await?;
     Ok(Json(page))
 }

@@ -86,3 +86,59 @@ async fn the_audit_log_can_be_read_and_cleared() {
         .expect("message");
     assert_eq!(kept.extra["toolCalls"][0]["tool"], "tavo_file_save");
 }
+
+#[tokio::test]
+async fn the_audit_log_is_filtered_by_chat_tool_and_call() {
+    let s = TestServer::start().await;
+    for (tool, chat, call) in [
+        ("tavo_file_save", 1, "c1"),
+        ("tavo_image_generate", 1, "c2"),
+        ("tavo_file_save", 2, "c1"),
+    ] {
+        s.store
+            .audit_append(
+                &format!("tool.{tool}"),
+                Some(&format!("chat:{chat}")),
+                &json!({ "callId": call, "tool": tool }),
+            )
+            .expect("append");
+    }
+    let get = |q: &'static str| {
+        let url = s.url(&format!("/api/audit?{q}"));
+        async move { json_of(bare_client().get(url).send().await.expect("send")).await }
+    };
+    let tools = |page: &serde_json::Value| -> Vec<String> {
+        page["entries"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|e| {
+                        format!(
+                            "{} {}",
+                            e["action"].as_str().unwrap_or(""),
+                            e["target"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (status, page) = get("tool=tavo_file_save").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        tools(&page),
+        ["tool.tavo_file_save chat:2", "tool.tavo_file_save chat:1"]
+    );
+    let (_, page) = get("chat=1").await;
+    assert_eq!(
+        tools(&page),
+        [
+            "tool.tavo_image_generate chat:1",
+            "tool.tavo_file_save chat:1"
+        ]
+    );
+    let (_, page) = get("chat=1&call=c1&limit=1").await;
+    assert_eq!(tools(&page), ["tool.tavo_file_save chat:1"]);
+    let (status, bad) = get("tool=").await;
+    assert_eq!(status, 400, "{bad}");
+}

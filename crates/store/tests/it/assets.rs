@@ -222,3 +222,57 @@ fn audit_log_is_bounded_and_listed_newest_first() {
     );
     assert!(store.audit_list(10, None).unwrap().is_empty());
 }
+
+#[test]
+fn audit_entries_are_found_by_action_target_and_call_id() {
+    let (_dir, store) = store();
+    store
+        .write(|tx| {
+            tx.audit_append("tool.a", Some("chat:1"), &json!({"callId": "c1"}))?;
+            tx.audit_append("tool.b", Some("chat:1"), &json!({"callId": "c2"}))?;
+            tx.audit_append("tool.a", Some("chat:2"), &json!({"callId": "c1"}))?;
+            tx.audit_append("character.create", None, &json!({}))?;
+            Ok(())
+        })
+        .unwrap();
+    let find = |action: Option<&str>, target: Option<&str>, call: Option<&str>| {
+        let filter = tavo_store::AuditFilter {
+            action: action.map(str::to_owned),
+            target: target.map(str::to_owned),
+            call_id: call.map(str::to_owned),
+        };
+        store
+            .audit_find(10, None, &filter)
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                (
+                    e.action,
+                    e.target,
+                    e.details["callId"].as_str().map(str::to_owned),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let a = |action: &str, target: &str, call: &str| {
+        (
+            action.to_owned(),
+            Some(target.to_owned()),
+            Some(call.to_owned()),
+        )
+    };
+    assert_eq!(find(None, None, None).len(), 4);
+    assert_eq!(
+        find(Some("tool.a"), None, None),
+        vec![a("tool.a", "chat:2", "c1"), a("tool.a", "chat:1", "c1")]
+    );
+    assert_eq!(
+        find(None, Some("chat:1"), None),
+        vec![a("tool.b", "chat:1", "c2"), a("tool.a", "chat:1", "c1")]
+    );
+    assert_eq!(
+        find(None, Some("chat:1"), Some("c1")),
+        vec![a("tool.a", "chat:1", "c1")]
+    );
+    assert!(find(Some("tool.zz"), None, None).is_empty());
+}
