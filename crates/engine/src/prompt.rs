@@ -544,8 +544,20 @@ pub fn initial_exposure(
     extensions: &ExtensionRegistry,
 ) -> ExposedSet {
     let mut exposed = ExposedSet::initial(registry, settings, kind, avail);
-    if may_call(settings, kind) && !settings.dynamic_loading {
-        exposed.expose(extensions.all().into_iter().map(|t| t.name));
+    if may_call(settings, kind) {
+        // Seed 001: a page's registered tool (registerFunctionTool, its shouldRegister already
+        // asked by the page) is offered on every prompt. Dynamic loading (seed 000) governs the
+        // built-ins and the MCP servers' tools, which the model finds with extension_tool_search.
+        exposed.expose(
+            extensions
+                .all()
+                .into_iter()
+                .filter(|t| {
+                    !settings.dynamic_loading
+                        || matches!(t.source, tavo_tools::ExtensionSource::Page { .. })
+                })
+                .map(|t| t.name),
+        );
     }
     exposed
 }
@@ -830,6 +842,62 @@ pub(crate) fn preview(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seed 001: a page's registered tool is on every prompt, dynamic loading (the default) or
+    /// not; an MCP server's tool waits for extension_tool_search while dynamic loading is on.
+    #[test]
+    fn page_tools_are_offered_with_dynamic_loading_and_mcp_tools_are_found() {
+        let registry = tavo_tools::builtin_registry().expect("registry");
+        let extensions = ExtensionRegistry::default();
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        let page = tavo_tools::ExtensionSource::Page { id: "p1".into() };
+        let mcp = tavo_tools::ExtensionSource::Mcp {
+            server: "weather".into(),
+        };
+        extensions
+            .register(
+                "roll_dice",
+                None,
+                "Roll a die.",
+                schema.clone(),
+                false,
+                page,
+            )
+            .expect("page tool");
+        extensions
+            .register("mcp_weather_now", None, "Weather.", schema, false, mcp)
+            .expect("mcp tool");
+        let mut settings = ToolSettings {
+            enabled: true,
+            ..ToolSettings::default()
+        };
+        assert!(settings.dynamic_loading, "the default");
+        let avail = Availability {
+            web_search: false,
+            extensions: true,
+        };
+        let exposed = |s: &ToolSettings, kind| {
+            initial_exposure(&registry, s, kind, avail, &extensions)
+                .names()
+                .to_vec()
+        };
+        let first = exposed(&settings, GenerationKind::Normal);
+        assert!(first.contains(&"roll_dice".to_owned()), "{first:?}");
+        assert!(!first.contains(&"mcp_weather_now".to_owned()), "{first:?}");
+        assert!(
+            first.contains(&"extension_tool_search".to_owned()),
+            "{first:?}"
+        );
+        settings.dynamic_loading = false;
+        let all = exposed(&settings, GenerationKind::Normal);
+        assert!(
+            all.contains(&"roll_dice".to_owned()) && all.contains(&"mcp_weather_now".to_owned())
+        );
+        assert!(
+            exposed(&settings, GenerationKind::Quiet).is_empty(),
+            "quiet never calls tools"
+        );
+    }
 
     #[test]
     fn the_hint_goes_after_the_system_block_and_only_when_given() {

@@ -29,7 +29,9 @@ before(async () => {
       { text: 'The die exploded.' },
     ],
   });
-  tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
+  // The default settings but tools on: dynamic loading stays on, and page tools are offered all
+  // the same (seed 001; issue 30 item 5).
+  tavo = await startTavo({ mock, settings: { 'tools.enabled': true } });
   for (const name of ['dice-tools', 'slow-hooks']) {
     const file = packPlugin(join(ROOT, `tests/e2e/fixtures/plugins/${name}`), { name });
     const res = await fetch(`${tavo.url}/api/plugins`, {
