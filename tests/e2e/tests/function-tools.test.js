@@ -140,3 +140,22 @@ test('a throwing action reaches the model as a tool error, and the reply goes on
   await shot(page, 'function-tools-error');
   await page.close();
 });
+
+test('isToolCallingSupported() follows Settings without a reload', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openWithTools(page);
+  await page.getByRole('button', { name: 'Chat settings' }).click();
+  const report = page.getByRole('complementary', { name: 'Chat settings' }).getByRole('button', { name: 'Report tool calling' });
+  const said = async (/** @type {boolean} */ want, /** @type {string} */ what) => {
+    await report.click();
+    await until(async () => (await tavo.api('GET', `/api/chats/${chatId}/variables`)).chat.dice_tool_calling === want, 10000, what);
+  };
+  await said(true, 'tools on');
+  await tavo.api('PUT', '/api/settings/tools.enabled', { value: false });
+  await said(false, 'tools switched off in Settings, no reload');
+  await tavo.api('PUT', '/api/settings/tools.enabled', { value: true });
+  await said(true, 'and on again');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -11,8 +11,8 @@
 //   (input:beforeSend may rewrite or cancel it).
 // Closing the chat (or the tab) ends the stream: the server forgets the page's tools and
 // fails any call it had open at once. A reconnect is a new page, which registers again.
-import { followSse, post, put } from '../api.js';
-import { chatView, setDraft, toast } from '../store.js';
+import { followSse, get, post, put } from '../api.js';
+import { chatView, setDraft, toast, libraryListeners } from '../store.js';
 import { sendInput } from './send.js';
 import { notify, runHook } from './hooks.js';
 import { callTool, forgetToolCalling, refreshTools, setToolCalling, toolList, onToolsChanged } from './functionTools.js';
@@ -88,6 +88,12 @@ async function handle(req) {
 export function linkPage(chatId) {
   const ctl = new AbortController();
   const stop = onToolsChanged(() => publish());
+  // isToolCallingSupported() follows Settings: a changed setting or connection asks again.
+  const recheck = (/** @type {any} */ d) => {
+    if (!d || (d.kind !== 'setting' && d.kind !== 'connection')) return;
+    get('/api/pages/tool-calling').then((r) => { if (!ctl.signal.aborted) setToolCalling(!!r.toolCalling, chatId); }, () => {});
+  };
+  libraryListeners.add(recheck);
   followSse(`/api/pages/events?chat=${chatId}`, {
     signal: ctl.signal,
     onEvent: (e) => {
@@ -102,6 +108,7 @@ export function linkPage(chatId) {
   }).catch(() => {});
   return () => {
     stop();
+    libraryListeners.delete(recheck);
     pageId = null;
     forgetToolCalling();
     ctl.abort();

@@ -124,6 +124,7 @@ pub fn router(state: AppState) -> (Router, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(plugins::file))
         .routes(routes!(pages::events))
+        .routes(routes!(pages::tool_calling))
         .routes(routes!(pages::set_tools))
         .routes(routes!(pages::set_chat))
         .routes(routes!(translate::translate))

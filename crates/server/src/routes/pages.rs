@@ -89,15 +89,7 @@ pub async fn events(
     State(state): State<AppState>,
     Query(q): Query<ChatQuery>,
 ) -> ApiResult<Response> {
-    let tool_calling = {
-        let settings = state
-            .blocking_api(|s| {
-                ToolSettings::load(s)
-                    .map_err(|e| ApiError::internal("reading the tool settings", e))
-            })
-            .await?;
-        settings.enabled
-    };
+    let tool_calling = tool_calling_on(&state).await?;
     let link = state.pages.attach(q.chat.map(ChatId));
     let first = sse::json_frame(
         None,
@@ -114,6 +106,35 @@ pub async fn events(
         Some((sse::json_frame(None, "request", &req), (None, link)))
     });
     Ok(sse::response(frames, state.shutdown.clone()))
+}
+
+/// What a page's `isToolCallingSupported()` answers: tool use is on (`tools.enabled`) and a
+/// connection exists to send tools to (every protocol tavo speaks supports them).
+async fn tool_calling_on(state: &AppState) -> ApiResult<bool> {
+    state
+        .blocking_api(|s| {
+            let settings = ToolSettings::load(s)
+                .map_err(|e| ApiError::internal("reading the tool settings", e))?;
+            let book = s
+                .setting_get(tavo_llm::connection::SETTINGS_KEY)
+                .map_err(|e| ApiError::internal("reading the connections", e))
+                .and_then(|v| {
+                    tavo_llm::ConnectionBook::from_setting(v)
+                        .map_err(|e| ApiError::internal("reading the connections", e))
+                })?;
+            Ok(settings.enabled && (book.default.is_some() || !book.connections.is_empty()))
+        })
+        .await
+}
+
+/// `{toolCalling}`: whether pages' function tools can be offered now (what
+/// `isToolCallingSupported()` says). The app asks again when a setting or a connection changes,
+/// so a page's answer follows Settings without a reload.
+#[utoipa::path(get, path = "/api/pages/tool-calling", tag = "pages",
+    responses((status = 200, description = "`{toolCalling}`", body = Object)))]
+pub async fn tool_calling(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let on = tool_calling_on(&state).await?;
+    Ok(Json(json!({ "toolCalling": on })))
 }
 
 /// Replaces the tools the page registered; answers per tool `{name, registered, error?}`.
