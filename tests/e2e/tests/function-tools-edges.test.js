@@ -41,6 +41,7 @@ before(async () => {
       { text: 'Not flipped.' },
       call('flip_coin'),
       { text: 'Flipped it.' },
+      { text: 'No coin any more.' },
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
@@ -301,6 +302,25 @@ test('a page tool obeys the approval policy as a built-in one does: ask, Deny re
   assert.equal(reqs.length, 4);
   assert.match(toolText(reqs[3]), /heads/, 'allowed, the page ran it and the model got its result');
   assert.deepEqual(await tavo.api('DELETE', '/api/approvals/flip_coin'), { tools: {} });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('unregisterFunctionTool takes a tool out of the next request, switched on or not', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  await toggleCoin(page, 'Coin tool on');
+  await page.locator('summary[aria-label="Plugin actions"]').click();
+  await page.getByRole('menu', { name: 'Plugin actions' }).getByRole('menuitem', { name: 'Forget coin tool' }).click();
+  await page.locator('.toast', { hasText: 'Coin tool forgotten' }).waitFor();
+  const before = requests().length;
+  await send(page, 'anything to flip?');
+  await page.getByText('No coin any more.').waitFor({ timeout: 20000 });
+  await replyDone(page);
+  const reqs = requests().slice(before);
+  assert.equal(reqs.length, 1);
+  assert.ok(!offered(reqs[0]).includes('flip_coin'), `unregistered: ${offered(reqs[0])}`);
   assert.deepEqual(errors, []);
   await page.close();
 });

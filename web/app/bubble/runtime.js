@@ -78,7 +78,7 @@
     } else if (d.type === 'plugin-tool-call') {
       runTool(d);
     } else if (d.type === 'plugin-tools-refresh') {
-      publishTools();
+      publishTools(Number.isInteger(d.refresh) ? d.refresh : undefined);
     } else if (d.type === 'plugin-tool-calling') {
       toolCalling = !!d.value;
     } else if (d.type === 'plugin-config' && d.config && typeof d.config === 'object') {
@@ -190,8 +190,9 @@
   const fnTools = new Map();
   let toolCalling = false;
 
-  /** The registrations the app may offer now (shouldRegister evaluated; a throwing one is false). */
-  function publishTools() {
+  /** The registrations the app may offer now (shouldRegister evaluated; a throwing one is
+   * false); `refresh` answers the app's request of that number. @param {number} [refresh] */
+  function publishTools(refresh) {
     /** @type {any[]} */
     const list = [];
     for (const t of fnTools.values()) {
@@ -210,7 +211,7 @@
         console.error(`registerFunctionTool(${t.name}): parameters must be plain JSON data`);
       }
     }
-    toApp({ what: 'tools', tools: list });
+    toApp({ what: 'tools', tools: list, refresh });
   }
 
   const sillyTavernContext = Object.freeze({

@@ -88,8 +88,9 @@ export function toolCallingKnown(chatId, ms = 5000) {
 /** @returns {boolean} */
 export const isToolCalling = () => toolCalling;
 
-/** A frame's current registrations. @param {string} pluginId @param {Port} port @param {any} tools */
-export function setPluginTools(pluginId, port, tools) {
+/** A frame's current registrations; `refresh` is the number of the refresh it answers.
+ * @param {string} pluginId @param {Port} port @param {any} tools @param {any} [refresh] */
+export function setPluginTools(pluginId, port, tools, refresh) {
   const list = Array.isArray(tools) ? tools.filter((t) => t && typeof t.name === 'string').map((t) => ({
     name: t.name, displayName: typeof t.displayName === 'string' ? t.displayName : undefined,
     description: String(t.description ?? ''), parameters: t.parameters ?? { type: 'object' }, stealth: !!t.stealth,
@@ -97,11 +98,27 @@ export function setPluginTools(pluginId, port, tools) {
   if (!byPlugin.has(pluginId)) port.post({ type: 'plugin-tool-calling', value: toolCalling });
   byPlugin.set(pluginId, { port, tools: list });
   changed();
+  if (Number.isInteger(refresh)) answered(pluginId, refresh);
+}
+
+/** Refreshes under way: number → the plugins still to answer and the waiter. @type {Map<number, {left: Set<string>, done: () => void}>} */
+const refreshing = new Map();
+let refreshSeq = 0;
+/** The longest a generation waits for the pages' answers (a frame stuck in a loop). */
+export const REFRESH_MS = 2000;
+
+/** @param {string} pluginId @param {number} n */
+function answered(pluginId, n) {
+  const r = refreshing.get(n);
+  if (!r) return;
+  r.left.delete(pluginId);
+  if (!r.left.size) r.done();
 }
 
 /** A frame went away: its tools go, and its open calls fail. @param {string} pluginId */
 export function dropPlugin(pluginId) {
   if (byPlugin.delete(pluginId)) changed();
+  for (const n of [...refreshing.keys()]) answered(pluginId, n);
 }
 
 /** Every registered tool, later plugins winning a name (as a second registerFunctionTool would). @returns {ToolSpec[]} */
@@ -111,10 +128,24 @@ export function toolList() {
   return [...out.values()];
 }
 
-/** Asks every frame to evaluate shouldRegister again and report; waits briefly for them. */
+/**
+ * Asks every frame to evaluate shouldRegister again and waits for each one's answer (its
+ * `tools` message naming this refresh), so the generation offers what the pages say now — a
+ * busy frame is waited for, up to REFRESH_MS; a frame that went away counts as answered.
+ */
 export async function refreshTools() {
-  for (const { port } of byPlugin.values()) port.post({ type: 'plugin-tools-refresh' });
-  await new Promise((r) => setTimeout(r, 50));
+  if (!byPlugin.size) return;
+  const n = ++refreshSeq;
+  await new Promise((resolve) => {
+    const timer = setTimeout(() => finish(), REFRESH_MS);
+    const finish = () => {
+      clearTimeout(timer);
+      refreshing.delete(n);
+      resolve(null);
+    };
+    refreshing.set(n, { left: new Set(byPlugin.keys()), done: finish });
+    for (const { port } of byPlugin.values()) port.post({ type: 'plugin-tools-refresh', refresh: n });
+  });
 }
 
 /**

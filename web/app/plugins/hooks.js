@@ -141,7 +141,7 @@ export function onPluginMessage(e, d) {
       break;
     }
     case 'tools':
-      if (e.channel && !fragments.has(e)) setPluginTools(e.pluginId, e.channel, d.tools);
+      if (e.channel && !fragments.has(e)) setPluginTools(e.pluginId, e.channel, d.tools, d.refresh);
       break;
     case 'tool-started':
     case 'tool-result':
