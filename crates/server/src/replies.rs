@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use tavo_model::ChatId;
 
 use serde_json::{Value, json};
-use tavo_engine::{Engine, EngineError, EventKind, ReplyHandle, ReplyRequest};
+use tavo_engine::{CallStatus, Engine, EngineError, EventKind, ReplyHandle, ReplyRequest};
 
 use crate::hub::Hub;
 use crate::memory::Trimmer;
@@ -149,10 +149,23 @@ impl Watcher {
     async fn run(self) {
         let reply = self.handle.id().to_owned();
         let chat = self.handle.chat();
+        let registry = self.replies.engine.registry();
         let mut sub = self.handle.subscribe_milestones(0);
         while let Some(next) = sub.next_shared().await {
             // A gap only loses deltas for this watcher; statuses are re-read from the handle.
             let Ok(event) = next else { continue };
+            // A tool's write inside a reply is news for the open app as the operation door's
+            // is: the same `library` event, so lists and editors refresh.
+            if let EventKind::ToolCall { call } = &event.kind
+                && call.status == CallStatus::Ok
+                && let Some(op) = registry.get(&call.tool)
+                && op.safety().writes()
+            {
+                self.hub.publish(
+                    "library",
+                    json!({ "kind": "operation", "action": op.name(), "chat": chat }),
+                );
+            }
             let update = match &event.kind {
                 EventKind::Started { message_id, .. } => Some(
                     json!({ "replyId": reply, "chatId": chat, "status": "running", "messageId": message_id }),

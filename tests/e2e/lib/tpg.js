@@ -5,6 +5,10 @@
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** The fixture plugins' sources. */
+const FIXTURE_PLUGINS = fileURLToPath(new URL('../fixtures/plugins', import.meta.url));
 
 const TABLE = (() => {
   const t = new Uint32Array(256);
@@ -106,4 +110,19 @@ export function packPlugin(dir, opts = {}) {
   const out = join(mkdtempSync(join(tmpdir(), 'tavo-tpg-')), `${opts.name || 'plugin'}.${opts.ext || 'tpg'}`);
   writeFileSync(out, zip(files));
   return out;
+}
+
+/**
+ * Installs the fixture plugin `tests/e2e/fixtures/plugins/<name>` on a running server through
+ * `POST /api/plugins`, as the app's import does; fails the test unless it answers 201.
+ * @param {{url: string}} tavo @param {string} name
+ */
+export async function installFixturePlugin(tavo, name) {
+  const file = packPlugin(join(FIXTURE_PLUGINS, name), { name });
+  const res = await fetch(`${tavo.url}/api/plugins`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': `${name}.tpg` },
+    body: readFileSync(file),
+  });
+  if (res.status !== 201) throw new Error(`installing ${name}: ${res.status} ${await res.text()}`);
 }

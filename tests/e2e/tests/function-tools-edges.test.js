@@ -10,9 +10,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMock, startTavo, launchBrowser, shot, watchErrors, ROOT } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
 import { bubbleChat, vars, until } from '../lib/bubbles.js';
-import { packPlugin } from '../lib/tpg.js';
+import { installFixturePlugin } from '../lib/tpg.js';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -45,13 +45,7 @@ before(async () => {
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
-  const file = packPlugin(join(ROOT, 'tests/e2e/fixtures/plugins/edge-tools'), { name: 'edge-tools' });
-  const res = await fetch(`${tavo.url}/api/plugins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': 'edge-tools.tpg' },
-    body: readFileSync(file),
-  });
-  assert.equal(res.status, 201, await res.text());
+  await installFixturePlugin(tavo, 'edge-tools');
   const chat = await bubbleChat(tavo, ['Dealer'], 'Edges');
   chatId = chat.chatId;
   await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chatId}`, { chat: { advancedRendering: true } });

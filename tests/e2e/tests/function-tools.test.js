@@ -11,9 +11,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMock, startTavo, launchBrowser, shot, watchErrors, ROOT } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
 import { bubbleChat, until } from '../lib/bubbles.js';
-import { packPlugin } from '../lib/tpg.js';
+import { installFixturePlugin } from '../lib/tpg.js';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -32,15 +32,7 @@ before(async () => {
   // The default settings but tools on: dynamic loading stays on, and page tools are offered all
   // the same (seed 001; issue 30 item 5).
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true } });
-  for (const name of ['dice-tools', 'slow-hooks']) {
-    const file = packPlugin(join(ROOT, `tests/e2e/fixtures/plugins/${name}`), { name });
-    const res = await fetch(`${tavo.url}/api/plugins`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': `${name}.tpg` },
-      body: readFileSync(file),
-    });
-    assert.equal(res.status, 201, await res.text());
-  }
+  for (const name of ['dice-tools', 'slow-hooks']) await installFixturePlugin(tavo, name);
   const chat = await bubbleChat(tavo, ['Dealer'], 'Dice');
   chatId = chat.chatId;
   await tavo.api('POST', `/api/ops/tavo_chat_update?chat=${chatId}`, { chat: { advancedRendering: true } });

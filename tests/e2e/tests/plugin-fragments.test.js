@@ -3,11 +3,9 @@
 // generation hook — the entry's alone (seed 002, Tavo §6.8) — is refused with a clear error.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { startMock, startTavo, launchBrowser, shot, watchErrors, ROOT } from '../lib/harness.js';
+import { startMock, startTavo, launchBrowser, shot, watchErrors } from '../lib/harness.js';
 import { bubbleChat, vars, until } from '../lib/bubbles.js';
-import { packPlugin } from '../lib/tpg.js';
+import { installFixturePlugin } from '../lib/tpg.js';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
@@ -16,13 +14,7 @@ import { packPlugin } from '../lib/tpg.js';
 before(async () => {
   mock = await startMock({ turns: [{ text: 'A reply the fragment hears about.' }], repeatLast: true });
   tavo = await startTavo({ mock });
-  const file = packPlugin(join(ROOT, 'tests/e2e/fixtures/plugins/fragment-actions'), { name: 'fragment-actions' });
-  const res = await fetch(`${tavo.url}/api/plugins`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/zip', 'x-tavo-request': '1', 'x-filename': 'fragment-actions.tpg' },
-    body: readFileSync(file),
-  });
-  assert.equal(res.status, 201, await res.text());
+  await installFixturePlugin(tavo, 'fragment-actions');
   browser = await launchBrowser({ locale: 'en-US' });
 });
 

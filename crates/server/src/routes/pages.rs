@@ -115,13 +115,8 @@ async fn tool_calling_on(state: &AppState) -> ApiResult<bool> {
         .blocking_api(|s| {
             let settings = ToolSettings::load(s)
                 .map_err(|e| ApiError::internal("reading the tool settings", e))?;
-            let book = s
-                .setting_get(tavo_llm::connection::SETTINGS_KEY)
-                .map_err(|e| ApiError::internal("reading the connections", e))
-                .and_then(|v| {
-                    tavo_llm::ConnectionBook::from_setting(v)
-                        .map_err(|e| ApiError::internal("reading the connections", e))
-                })?;
+            let book = tavo_engine::connections::book(s)
+                .map_err(|e| ApiError::internal("reading the connections", e))?;
             Ok(settings.enabled && (book.default.is_some() || !book.connections.is_empty()))
         })
         .await

@@ -593,16 +593,10 @@ async fn a_cancelled_generation_ends_with_generation_cancelled_and_says_whether_
 }
 
 #[tokio::test]
-async fn with_dynamic_loading_the_model_finds_the_page_tool_with_extension_tool_search() {
-    let search = Turn {
-        tool_calls: vec![ScriptCall {
-            id: Some("call_search".into()),
-            name: "extension_tool_search".into(),
-            arguments: json!({"query": "roll dice"}),
-        }],
-        ..Turn::default()
-    };
-    let (s, mock, chat) = setup(vec![search, roll(), Turn::text("You rolled a 4.")]).await;
+async fn with_dynamic_loading_a_page_tool_is_offered_from_the_first_request() {
+    // Seed 001: a page's registered tool is on every prompt; dynamic loading (seed 000, the
+    // default) governs the built-ins, which still start with tavo_tool_search.
+    let (s, mock, chat) = setup(vec![roll(), Turn::text("You rolled a 4.")]).await;
     s.store
         .setting_set("tools.dynamicLoading", &json!(true))
         .expect("setting");
@@ -615,35 +609,21 @@ async fn with_dynamic_loading_the_model_finds_the_page_tool_with_extension_tool_
         .json();
     assert_eq!(finished["text"], "You rolled a 4.", "{finished}");
     let reqs = mock.requests();
-    assert_eq!(reqs.len(), 3);
-    let offered = |i: usize| -> Vec<String> {
-        reqs[i].body["tools"]
-            .as_array()
-            .map(|t| {
-                t.iter()
-                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    assert!(
-        offered(0).contains(&"extension_tool_search".to_owned())
-            && !offered(0).contains(&"roll_dice".to_owned()),
-        "first the search, not the tool: {:?}",
-        offered(0)
-    );
-    let found = reqs[1].body["messages"]
+    assert_eq!(reqs.len(), 2);
+    let offered: Vec<String> = reqs[0].body["tools"]
         .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
-        .map(|m| m["content"].to_string())
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
-    assert!(found.contains("roll_dice"), "the search found it: {found}");
     assert!(
-        offered(1).contains(&"roll_dice".to_owned()),
-        "then the tool itself: {:?}",
-        offered(1)
+        offered.contains(&"roll_dice".to_owned())
+            && offered.contains(&"tavo_tool_search".to_owned()),
+        "the page tool at once, the built-ins behind the search: {offered:?}"
     );
-    let result = reqs[2].body["messages"]
+    let result = reqs[1].body["messages"]
         .as_array()
         .and_then(|m| {
             m.iter()

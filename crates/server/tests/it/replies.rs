@@ -559,3 +559,48 @@ async fn after_a_restart_the_stream_comes_from_the_stored_message() {
     let _ = stop.send(());
     let _ = task.await;
 }
+
+/// A tool's write inside a reply reaches the global stream as the operation door's does
+/// (issue 30 item 14): the open app refreshes its lists.
+#[tokio::test]
+async fn a_tool_write_in_a_reply_is_a_library_event() {
+    use tavo_testkit::ScriptCall;
+    let s = server_with_fast_client().await;
+    s.store
+        .setting_set("tools.enabled", &json!(true))
+        .expect("setting");
+    s.store
+        .setting_set("tools.dynamicLoading", &json!(false))
+        .expect("setting");
+    let create = ScriptCall {
+        id: Some("call_p".into()),
+        name: "tavo_persona_create".into(),
+        arguments: json!({"persona": {"name": "Made by a tool", "description": "new"}}),
+    };
+    let mock = MockProvider::start(Script::new(vec![
+        Turn {
+            tool_calls: vec![create],
+            ..Turn::default()
+        },
+        Turn::text("Made it."),
+    ]))
+    .await
+    .expect("mock");
+    add_connection(&s, &mock.base_url(Wire::OpenaiChat)).await;
+    let chat = make_chat(&s.store, "tool writes");
+    let stream = bare_client()
+        .get(s.url("/api/events"))
+        .send()
+        .await
+        .expect("events");
+    let (_, reply) = send(&s, chat, "make a persona").await;
+    let got = read_sse(stream, Duration::from_secs(10), |e| {
+        e.event == "library" && e.json()["action"] == "persona.create"
+    })
+    .await;
+    let ev = got.last().expect("a library event");
+    assert_eq!(ev.json()["kind"], "operation", "{:?}", ev.data);
+    assert_eq!(ev.json()["chat"], chat);
+    let done = events_until(&s, &reply, None, &["finished"]).await;
+    assert_eq!(done.last().map(|e| e.event.as_str()), Some("finished"));
+}
