@@ -40,7 +40,7 @@ export async function attachImage(file) {
   if (!file.type.startsWith('image/')) throw new Error(`${file.name} is not an image`);
   if (!IMAGE_TYPES.includes(file.type)) throw new Error(`${file.name}: only PNG, JPEG, WebP and GIF images can be sent`);
   if (file.size > MAX_IMAGE_BYTES) throw new Error(`${file.name} is ${(file.size / 1048576).toFixed(1)} MB; at most 10 MB can be sent`);
-  const saved = await op('tavo_file_save', { name: fileName(file.name), content: await dataUrl(file), options: { scope: 'chat' } }, { chat: chatId });
+  const saved = await op('tavo_file_save', { name: fileName(file.name), content: await dataUrl(file), options: { scope: 'chat', encoding: 'dataUrl' } }, { chat: chatId });
   if (chatView.id.value !== chatId) return;
   const name = String(saved.name || saved.path.split('/').pop());
   setAttachment({ path: saved.path, name: file.name, url: `/api/chats/${chatId}/files/${encodeURIComponent(name)}` });
