@@ -42,6 +42,8 @@ before(async () => {
       call('flip_coin'),
       { text: 'Flipped it.' },
       { text: 'No coin any more.' },
+      call('wait_forever'),
+      { text: 'The plugin went away.' },
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
@@ -316,5 +318,23 @@ test('unregisterFunctionTool takes a tool out of the next request, switched on o
   assert.equal(reqs.length, 1);
   assert.ok(!offered(reqs[0]).includes('flip_coin'), `unregistered: ${offered(reqs[0])}`);
   assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a tool whose plugin frame goes away mid-call fails at once, with the reason', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await openChat(page);
+  const before = requests().length;
+  await send(page, 'wait for it');
+  await page.locator('.tool-card.running').waitFor({ timeout: 20000 });
+  const started = Date.now();
+  await tavo.api('PUT', '/api/plugins/test.edge-tools/enabled', { enabled: false });
+  await page.getByText('The plugin went away.').waitFor({ timeout: 20000 });
+  assert.ok(Date.now() - started < 15000, 'not the 120 s page-call time-out');
+  const reqs = requests().slice(before);
+  assert.match(toolText(reqs[1]), /wait_forever stopped: the plugin test\.edge-tools that ran it went away/, toolText(reqs[1]));
+  await tavo.api('PUT', '/api/plugins/test.edge-tools/enabled', { enabled: true });
+  assert.deepEqual(errors.filter((e) => !/went away/.test(e)), []);
   await page.close();
 });

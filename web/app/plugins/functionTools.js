@@ -16,7 +16,7 @@ export const PAGE_TOOL_TIMEOUT_MS = 115_000;
 
 /** Tools by plugin id: what each frame registered (and whose shouldRegister is true). @type {Map<string, {port: Port, tools: ToolSpec[]}>} */
 const byPlugin = new Map();
-/** Calls waiting for a frame's answer. @type {Map<number, {resolve: (r: any) => void, toast: (t: string) => void}>} */
+/** Calls waiting for a frame's answer, with the plugin whose frame runs them. @type {Map<number, {resolve: (r: any) => void, toast: (t: string) => void, pluginId: string, name: string}>} */
 const waiting = new Map();
 let seq = 0;
 let toolCalling = false;
@@ -118,6 +118,12 @@ function answered(pluginId, n) {
 /** A frame went away: its tools go, and its open calls fail. @param {string} pluginId */
 export function dropPlugin(pluginId) {
   if (byPlugin.delete(pluginId)) changed();
+  // Its open calls fail now, with the reason, instead of waiting out their time.
+  for (const [id, w] of [...waiting]) {
+    if (w.pluginId !== pluginId) continue;
+    waiting.delete(id);
+    w.resolve({ ok: false, error: `${w.name} stopped: the plugin ${pluginId} that ran it went away (disabled, uninstalled, or its chat closed)` });
+  }
   for (const n of [...refreshing.keys()]) answered(pluginId, n);
 }
 
@@ -155,7 +161,13 @@ export async function refreshTools() {
  */
 export function callTool(name, args, showToast) {
   let owner = null;
-  for (const entry of byPlugin.values()) if (entry.tools.some((t) => t.name === name)) owner = entry;
+  let ownerId = '';
+  for (const [pluginId, entry] of byPlugin) {
+    if (entry.tools.some((t) => t.name === name)) {
+      owner = entry;
+      ownerId = pluginId;
+    }
+  }
   if (!owner) return Promise.resolve({ ok: false, error: `no plugin on this page registers ${name} any more` });
   const port = owner.port;
   return new Promise((resolve) => {
@@ -170,6 +182,8 @@ export function callTool(name, args, showToast) {
         resolve(r);
       },
       toast: showToast,
+      pluginId: ownerId,
+      name,
     });
     port.post({ type: 'plugin-tool-call', id, name, args });
   });
