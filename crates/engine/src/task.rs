@@ -249,16 +249,27 @@ impl ReplyTask {
                 });
                 return Ok(());
             }
-            rounds.push(response.message.clone());
-            let (results, all_stealth) = self.run_calls(&mut runner, &calls).await?;
-            rounds.push(Message {
-                role: Role::Tool,
-                parts: results,
-            });
-            if all_stealth {
+            let (results, stealth) = self.run_calls(&mut runner, &calls).await?;
+            if stealth.len() == calls.len() {
                 // Stealth results stay out of the visible history and trigger no follow-up.
                 return Ok(());
             }
+            // Seed 001: a stealth call's result never goes back to the model, also in a round
+            // that mixes it with normal calls: the call and its result leave the history the
+            // next round is built from, as SillyTavern keeps only the visible invocations.
+            let mut said = response.message.clone();
+            said.parts
+                .retain(|p| !matches!(p, Part::ToolCall { id, .. } if stealth.contains(id)));
+            rounds.push(said);
+            rounds.push(Message {
+                role: Role::Tool,
+                parts: results
+                    .into_iter()
+                    .filter(|p| {
+                        !matches!(p, Part::ToolResult { call_id, .. } if stealth.contains(call_id))
+                    })
+                    .collect(),
+            });
         }
         Ok(())
     }
@@ -368,21 +379,22 @@ impl ReplyTask {
     }
 
     /// Runs one round's tool calls in order (a cancelled one stops the batch), keeps their
-    /// cards, writes the audit and a checkpoint. Returns the results for the model and
-    /// whether every call was stealth.
+    /// cards, writes the audit and a checkpoint. Returns the results for the model and the ids
+    /// of the stealth calls among them.
     async fn run_calls(
         &mut self,
         runner: &mut CallRunner,
         calls: &[ModelCall],
-    ) -> Result<(Vec<Part>, bool), Stop> {
+    ) -> Result<(Vec<Part>, Vec<String>), Stop> {
         let mut results = Vec::with_capacity(calls.len());
         let mut audits: Vec<AuditRecord> = Vec::with_capacity(calls.len());
-        let mut all_stealth = true;
+        let mut stealth = Vec::new();
         let mut cancelled = false;
         for call in calls {
             let outcome = runner.execute(call, &self.control, self.message_id()).await;
-            all_stealth &= outcome.card.stealth;
-            if !outcome.card.stealth {
+            if outcome.card.stealth {
+                stealth.push(outcome.card.call_id.clone());
+            } else {
                 self.cards.push(outcome.card);
             }
             results.push(outcome.result);
@@ -398,7 +410,7 @@ impl ReplyTask {
         if cancelled {
             return Err(Stop::Cancelled);
         }
-        Ok((results, all_stealth))
+        Ok((results, stealth))
     }
 
     /// Streams one model round: deltas become events and checkpoints; the reply's

@@ -150,9 +150,12 @@ impl CallRunner {
             truncated: false,
             stealth: self.is_stealth(&call.name),
         };
-        control
-            .hub
-            .publish(EventKind::ToolCall { call: card.clone() });
+        // A stealth call is never shown (seed 001), not even while it runs.
+        if !card.stealth {
+            control
+                .hub
+                .publish(EventKind::ToolCall { call: card.clone() });
+        }
         let door = ReplyDoor {
             control,
             message_id,
@@ -192,9 +195,11 @@ impl CallRunner {
         };
         card.error_code = completed.error.map(|c| c.as_str().to_owned());
         card.truncated = completed.truncated;
-        control
-            .hub
-            .publish(EventKind::ToolCall { call: card.clone() });
+        if !card.stealth {
+            control
+                .hub
+                .publish(EventKind::ToolCall { call: card.clone() });
+        }
         let run_ms = started.elapsed().saturating_sub(waited).as_millis() as u64;
         let audit = AuditRecord {
             reply_id: self.reply_id.clone(),
@@ -235,7 +240,9 @@ impl ReplyDoor<'_> {
     async fn wait(&self, interaction: Interaction) -> Result<Response, Cancelled> {
         let mut card = self.card.clone();
         card.status = CallStatus::Waiting;
-        self.control.hub.publish(EventKind::ToolCall { call: card });
+        if !card.stealth {
+            self.control.hub.publish(EventKind::ToolCall { call: card });
+        }
         self.control.wait_for(interaction, self.message_id).await
     }
 }

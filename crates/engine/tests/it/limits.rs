@@ -553,3 +553,65 @@ async fn continue_and_quiet_cannot_call_tools_but_see_earlier_calls() {
         "user message and reply; continue appends, quiet stores nothing"
     );
 }
+
+/// Seed 001: in a round that mixes a stealth call with a normal one, the stealth call's card is
+/// never shown (no event) and neither the call nor its result goes back to the model; the
+/// normal call's result does.
+#[tokio::test]
+async fn a_stealth_call_in_a_mixed_round_stays_out_of_the_next_request() {
+    let calls = vec![
+        ScriptCall {
+            id: Some("c_stealth".into()),
+            name: "slow_tool".into(),
+            arguments: json!({}),
+        },
+        ScriptCall {
+            id: Some("c_normal".into()),
+            name: "tavo_tool_search".into(),
+            arguments: json!({"query": "files"}),
+        },
+    ];
+    let script = Script::new(vec![
+        Turn {
+            tool_calls: calls,
+            ..Turn::default()
+        },
+        Turn::text("done"),
+    ]);
+    let lab = lab(
+        Wire::OpenaiChat,
+        script,
+        &[
+            ("tools.enabled", json!(true)),
+            ("tools.dynamicLoading", json!(false)),
+        ],
+    )
+    .await;
+    let engine = lab.engine(
+        sleeper_services(true),
+        Some(Arc::new(Sleeper(Duration::from_millis(1)))),
+    );
+    let handle = engine
+        .start(ReplyRequest::normal(lab.chat, "mixed"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let events = drive(&handle, &Answers::default()).await;
+    assert_eq!(final_status(&events).0, ReplyStatus::Finished);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(&e.kind, EventKind::ToolCall { call } if call.tool == "slow_tool")),
+        "no card event for the stealth call"
+    );
+    let requests = lab.mock.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the normal call's result asks for a follow-up"
+    );
+    let second = requests[1].body.to_string();
+    assert!(second.contains("c_normal"), "{second}");
+    assert!(
+        !second.contains("c_stealth"),
+        "the stealth call and its result stay out: {second}"
+    );
+}
