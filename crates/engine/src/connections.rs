@@ -26,6 +26,14 @@ pub fn book(store: &Store) -> Result<ConnectionBook, BookError> {
     )?)
 }
 
+/// What a page's `isToolCallingSupported()` answers: tool use is on (`tools.enabled`) and a
+/// connection exists to send tools to (every protocol tavo speaks supports them).
+pub fn tool_calling_supported(store: &Store) -> Result<bool, BookError> {
+    let enabled = tavo_tools::ToolSettings::load(store)?.enabled;
+    let book = book(store)?;
+    Ok(enabled && (book.default.is_some() || !book.connections.is_empty()))
+}
+
 /// Applies `change` to the stored book and saves it, in one transaction; answers what
 /// `change` returned and the book as saved. When `change` refuses, nothing is written.
 pub fn change_book<T>(

@@ -6,9 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { startMock, startTavo, launchBrowser, shot, watchErrors, until } from '../lib/harness.js';
 import { bubbleChat, addMessage, vars, reportingBubble } from '../lib/bubbles.js';
+import { imageProvider } from '../lib/images.js';
 
 const SEED = readFileSync(new URL('../../../../shared/seeds/002_4a6f88f25ab31981.txt', import.meta.url), 'utf8');
 
@@ -27,7 +27,6 @@ function demos() {
   }
 }
 
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 /** What a model answers the demo: a card's data object (the demo reads `name` at the top and
  * joins an array `mes_example`), with a character_book, fenced as models fence JSON. */
 const CARD = {
@@ -37,31 +36,12 @@ const CARD = {
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
-/** @type {import('node:http').Server} */ let images;
-/** @type {any[]} */ const imageRequests = [];
+/** @type {Awaited<ReturnType<typeof imageProvider>>} */ let images;
 
 before(async () => {
   mock = await startMock({ turns: [{ text: '```json\n' + JSON.stringify(CARD.data) + '\n```' }], repeatLast: true });
   tavo = await startTavo({ mock, settings: { 'rendering.javascript': 'auto' } });
-  images = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      let json = null;
-      try {
-        json = JSON.parse(body || 'null');
-      } catch {
-        json = { multipart: body.length };
-      }
-      imageRequests.push({ path: req.url, ...json });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 1, data: [{ b64_json: PNG }] }));
-    });
-  });
-  await new Promise((r) => images.listen(0, '127.0.0.1', () => r(null)));
-  const port = /** @type {any} */ (images.address()).port;
-  await tavo.api('POST', '/api/images/connections', {
-    name: 'pictures', platform: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'gpt-image-1', apiKey: 'sk-image-0123456789abcdef', default: true,
-  });
+  images = await imageProvider(tavo);
   browser = await launchBrowser();
 });
 
@@ -140,11 +120,11 @@ test('each demo of seed 002, pasted into a message, runs to its end', async () =
   await page.reload();
   const ref = await until(async () => (await vars(tavo, chatId)).chat.reference ?? null, 20000, 'the reference probe');
   assert.deepEqual(ref, { path: 'files/chat/demo-cat.png', image: 'data:image/png' });
-  assert.equal(imageRequests.length, 3);
-  assert.ok(imageRequests[2].multipart || JSON.stringify(imageRequests[2]).includes('base64') || imageRequests[2].image, `the reference image was sent: ${JSON.stringify(imageRequests[2]).slice(0, 200)}`);
+  assert.equal(images.requests.length, 3);
+  assert.ok(images.requests[2].multipart || JSON.stringify(images.requests[2]).includes('base64') || images.requests[2].image, `the reference image was sent: ${JSON.stringify(images.requests[2]).slice(0, 200)}`);
 
   assert.deepEqual(asked.map((a) => [a.type, a.message]), [['prompt', '请输入想要生成的角色特点'], ['prompt', '请输入生图提示词']]);
-  assert.equal(imageRequests[0].prompt.includes('a calico cat sleeping on a keyboard'), true, 'the default answer of the prompt');
+  assert.equal(images.requests[0].prompt.includes('a calico cat sleeping on a keyboard'), true, 'the default answer of the prompt');
   assert.deepEqual(errors, []);
   await page.close();
 });

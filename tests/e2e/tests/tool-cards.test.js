@@ -5,15 +5,13 @@
 // Tool-call log lists the calls, filters by chat and tool, and clears (the cards stay).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { imageProvider } from '../lib/images.js';
 import { startMock, startTavo, launchBrowser, shot, watchErrors, until } from '../lib/harness.js';
-
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
 /** @type {Awaited<ReturnType<typeof startMock>>} */ let mock;
 /** @type {Awaited<ReturnType<typeof startTavo>>} */ let tavo;
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */ let browser;
-/** @type {import('node:http').Server} */ let images;
+/** @type {Awaited<ReturnType<typeof imageProvider>>} */ let images;
 /** @type {number} */ let chatId;
 /** @type {number} */ let otherChat;
 
@@ -26,15 +24,8 @@ before(async () => {
       { text: 'Saved one, the other was not there.' },
     ],
   });
-  images = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ created: 1, data: [{ b64_json: PNG }] })));
-  });
-  await new Promise((r) => images.listen(0, '127.0.0.1', () => r(null)));
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
-  await tavo.api('POST', '/api/images/connections', {
-    name: 'pictures', platform: 'openai', baseUrl: `http://127.0.0.1:${/** @type {any} */ (images.address()).port}/v1`, model: 'gpt-image-1', apiKey: 'sk-image-0123456789abcdef', default: true,
-  });
+  images = await imageProvider(tavo);
   const c = await tavo.api('POST', '/api/library/character', { name: 'Painter', firstMes: 'What shall I draw?' });
   chatId = (await tavo.api('POST', '/api/chats', { characters: [c.id], name: 'Studio' })).id;
   otherChat = (await tavo.api('POST', '/api/chats', { characters: [c.id], name: 'Elsewhere' })).id;

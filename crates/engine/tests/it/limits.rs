@@ -466,12 +466,12 @@ fn a_restart_cancels_a_waiting_reply_and_never_replays_it() {
     rt.shutdown_background();
 }
 
-#[tokio::test]
-async fn stealth_tools_stay_out_of_the_message_and_end_the_reply() {
-    let script = Script::new(vec![
-        Turn::call("slow_tool", json!({})),
-        Turn::text("never asked"),
-    ]);
+/// One reply of `script` (OpenAI chat, tools on, all declared) with the page tool `slow_tool`
+/// registered as stealth; answers the lab and the reply's events.
+async fn stealth_run(
+    script: Script,
+    text: &str,
+) -> (crate::support::Lab, Vec<tavo_engine::ReplyEvent>) {
     let lab = lab(
         Wire::OpenaiChat,
         script,
@@ -486,9 +486,19 @@ async fn stealth_tools_stay_out_of_the_message_and_end_the_reply() {
         Some(Arc::new(Sleeper(Duration::from_millis(1)))),
     );
     let handle = engine
-        .start(ReplyRequest::normal(lab.chat, "roll"))
+        .start(ReplyRequest::normal(lab.chat, text))
         .unwrap_or_else(|e| panic!("{e}"));
     let events = drive(&handle, &Answers::default()).await;
+    (lab, events)
+}
+
+#[tokio::test]
+async fn stealth_tools_stay_out_of_the_message_and_end_the_reply() {
+    let script = Script::new(vec![
+        Turn::call("slow_tool", json!({})),
+        Turn::text("never asked"),
+    ]);
+    let (lab, events) = stealth_run(script, "roll").await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
     assert_eq!(
         lab.mock.requests().len(),
@@ -578,23 +588,7 @@ async fn a_stealth_call_in_a_mixed_round_stays_out_of_the_next_request() {
         },
         Turn::text("done"),
     ]);
-    let lab = lab(
-        Wire::OpenaiChat,
-        script,
-        &[
-            ("tools.enabled", json!(true)),
-            ("tools.dynamicLoading", json!(false)),
-        ],
-    )
-    .await;
-    let engine = lab.engine(
-        sleeper_services(true),
-        Some(Arc::new(Sleeper(Duration::from_millis(1)))),
-    );
-    let handle = engine
-        .start(ReplyRequest::normal(lab.chat, "mixed"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let events = drive(&handle, &Answers::default()).await;
+    let (lab, events) = stealth_run(script, "mixed").await;
     assert_eq!(final_status(&events).0, ReplyStatus::Finished);
     assert!(
         !events

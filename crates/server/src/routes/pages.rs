@@ -18,7 +18,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tavo_engine::pages::{PageError, PageToolSpec};
 use tavo_model::ChatId;
-use tavo_tools::ToolSettings;
 
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::sse;
@@ -108,16 +107,12 @@ pub async fn events(
     Ok(sse::response(frames, state.shutdown.clone()))
 }
 
-/// What a page's `isToolCallingSupported()` answers: tool use is on (`tools.enabled`) and a
-/// connection exists to send tools to (every protocol tavo speaks supports them).
+/// What a page's `isToolCallingSupported()` answers (the engine's rule).
 async fn tool_calling_on(state: &AppState) -> ApiResult<bool> {
     state
         .blocking_api(|s| {
-            let settings = ToolSettings::load(s)
-                .map_err(|e| ApiError::internal("reading the tool settings", e))?;
-            let book = tavo_engine::connections::book(s)
-                .map_err(|e| ApiError::internal("reading the connections", e))?;
-            Ok(settings.enabled && (book.default.is_some() || !book.connections.is_empty()))
+            tavo_engine::connections::tool_calling_supported(s)
+                .map_err(|e| ApiError::internal("reading the tool settings and connections", e))
         })
         .await
 }

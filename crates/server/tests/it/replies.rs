@@ -33,6 +33,18 @@ async fn server_with_fast_client() -> TestServer {
     .await
 }
 
+/// [`server_with_fast_client`] with tool use on and every tool declared from the first request.
+async fn server_with_tools() -> TestServer {
+    let s = server_with_fast_client().await;
+    s.store
+        .setting_set("tools.enabled", &json!(true))
+        .expect("setting");
+    s.store
+        .setting_set("tools.dynamicLoading", &json!(false))
+        .expect("setting");
+    s
+}
+
 async fn add_connection(s: &TestServer, base_url: &str) {
     let r = client()
         .post(s.url("/api/connections"))
@@ -373,13 +385,7 @@ async fn events_until(
 #[tokio::test]
 async fn questions_and_confirmations_are_answered_over_http() {
     use tavo_testkit::ScriptCall;
-    let s = server_with_fast_client().await;
-    s.store
-        .setting_set("tools.enabled", &json!(true))
-        .expect("setting");
-    s.store
-        .setting_set("tools.dynamicLoading", &json!(false))
-        .expect("setting");
+    let s = server_with_tools().await;
     let persona: tavo_model::Persona =
         serde_json::from_value(json!({"name": "Old me"})).expect("persona");
     let persona_id = s.store.create(&persona).expect("create").0;
@@ -565,13 +571,7 @@ async fn after_a_restart_the_stream_comes_from_the_stored_message() {
 #[tokio::test]
 async fn a_tool_write_in_a_reply_is_a_library_event() {
     use tavo_testkit::ScriptCall;
-    let s = server_with_fast_client().await;
-    s.store
-        .setting_set("tools.enabled", &json!(true))
-        .expect("setting");
-    s.store
-        .setting_set("tools.dynamicLoading", &json!(false))
-        .expect("setting");
+    let s = server_with_tools().await;
     let create = ScriptCall {
         id: Some("call_p".into()),
         name: "tavo_persona_create".into(),
