@@ -4,6 +4,7 @@
 
 import { signal, batch } from '@preact/signals';
 import { get, post, put, del, op, importFiles, followSse, ApiError, setUnauthorizedHandler } from './api.js';
+import { followCurrentTheme } from './themeCss.js';
 
 /**
  * @typedef {{id: number, name: string, revision: number, avatar?: string, createdAt: string, updatedAt: string}} Summary
@@ -847,6 +848,8 @@ export async function loadRendering() {
     const rows = await get('/api/settings');
     const row = rows.find((/** @type {any} */ r) => r.key === 'rendering.javascript');
     if (row) rendering.javascript.value = row.value;
+    const theme = rows.find((/** @type {any} */ r) => r.key === 'theme.current');
+    if (theme) followCurrentTheme(theme.value);
   } catch {
     /* the settings screen shows errors */
   }

@@ -1,30 +1,49 @@
 // A chat theme (the engine's theme object: background, bubbles, fonts, labels, input area,
-// avatar, custom CSS) as a stylesheet for this app, and the app's current theme. Presentation
-// only: which theme is current is this browser's choice (localStorage), the themes themselves
-// live in the library (`tavo_theme_*`).
+// avatar, custom CSS) as a stylesheet for this app, and the app's current theme. Which theme is
+// current is the library setting `theme.current` (0: the app's own look), so the CLI, MCP, a
+// model's tool or another tab can change it and every open page follows at once (store.js
+// re-reads it on each `setting` library event); the themes themselves live in the library
+// (`tavo_theme_*`).
 import { signal } from '@preact/signals';
+import { put } from './api.js';
 
 /** The current theme's id (null: the app's own look). */
-export const currentThemeId = signal(/** @type {number|null} */ (readCurrent()));
+export const currentThemeId = signal(/** @type {number|null} */ (null));
 
-function readCurrent() {
-  try {
-    const v = localStorage.getItem('tavo.theme');
-    return v ? Number(v) : null;
-  } catch {
-    return null;
+/** Where this browser kept its choice before the library did; moved into the setting once. */
+const LEGACY_KEY = 'tavo.theme';
+
+/**
+ * The setting's value as the app holds it (store.js calls this with every settings read).
+ * @param {any} value
+ */
+export function followCurrentTheme(value) {
+  const id = Number(value) > 0 ? Number(value) : null;
+  if (id == null) {
+    let legacy = null;
+    try {
+      legacy = Number(localStorage.getItem(LEGACY_KEY)) || null;
+      localStorage.removeItem(LEGACY_KEY);
+    } catch {
+      /* private mode */
+    }
+    if (legacy) {
+      setCurrentTheme(legacy);
+      return;
+    }
   }
+  if (currentThemeId.value !== id) currentThemeId.value = id;
 }
 
-/** @param {number|null} id */
+/**
+ * Applies a theme (null: the app's own look) for every door: the setting `theme.current`.
+ * @param {number|null} id
+ */
 export function setCurrentTheme(id) {
   currentThemeId.value = id;
-  try {
-    if (id == null) localStorage.removeItem('tavo.theme');
-    else localStorage.setItem('tavo.theme', String(id));
-  } catch {
-    /* private mode */
-  }
+  put('/api/settings/theme.current', { value: id ?? 0 }).catch(() => {
+    /* the next settings read puts the signal back to what the library holds */
+  });
 }
 
 /** `#AARRGGBB` (the theme notation) → CSS `#RRGGBBAA`. @param {string|undefined} c */

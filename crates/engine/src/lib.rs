@@ -52,6 +52,7 @@ pub mod speech;
 pub mod status;
 mod summary;
 mod task;
+mod tool_history;
 mod toolcall;
 pub mod translate;
 

@@ -33,7 +33,7 @@ pub const MAX_TOOLS_PER_PAGE: usize = 128;
 pub struct PageRequest {
     /// Answer with this id.
     pub id: String,
-    /// `tool.call` (params `{name, arguments, chatId}`) or `hook` (params `{type, event}`).
+    /// `tool.call` (params `{name, arguments, chatId, timeoutMs}`) or `hook` (params `{type, event}`).
     pub method: String,
     /// What the method needs.
     pub params: Value,
@@ -136,6 +136,7 @@ impl Pages {
         st.next += 1;
         let serial = st.next;
         let id = format!("page-{serial}-{}", uuid::Uuid::new_v4().simple());
+        self.registry.set_page_chat(&id, chat);
         st.pages.insert(
             id.clone(),
             Page {
@@ -162,6 +163,7 @@ impl Pages {
             let removed = self
                 .registry
                 .unregister_source(&ExtensionSource::Page { id: id.to_owned() });
+            self.registry.forget_page(id);
             tracing::debug!(page = id, tools = removed, "page detached");
         }
     }
@@ -176,6 +178,7 @@ impl Pages {
         let mut st = self.lock();
         let page = st.pages.get_mut(id).ok_or(PageError::Gone)?;
         page.chat = chat;
+        self.registry.set_page_chat(id, chat);
         Ok(())
     }
 
@@ -301,6 +304,7 @@ impl ExtensionRunner for Pages {
         tool: &ExtensionTool,
         chat: ChatId,
         arguments: Value,
+        timeout: std::time::Duration,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let pages = self.clone();
         let tool = tool.clone();
@@ -308,7 +312,19 @@ impl ExtensionRunner for Pages {
             let ExtensionSource::Page { id } = &tool.source else {
                 return Err(ToolError::internal("running the page tool"));
             };
-            let params = json!({"name": tool.name, "arguments": arguments, "chatId": chat});
+            if !pages.registry.belongs_to(&tool, Some(chat)) {
+                return Err(ToolError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "{}: the page that registered it shows another chat now; answer without it",
+                        tool.name
+                    ),
+                ));
+            }
+            // The page bounds the frame's answer by the same time-out (seed 001:
+            // tools.pageCallTimeoutSeconds), not a cap of its own.
+            let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+            let params = json!({"name": tool.name, "arguments": arguments, "chatId": chat, "timeoutMs": timeout_ms});
             let answer = pages.request(id, "tool.call", params).await;
             match answer {
                 // Seed 001: `action` returns a string; anything else is JSON-serialised.
@@ -345,10 +361,11 @@ impl ExtensionRunner for Extensions {
         tool: &ExtensionTool,
         chat: ChatId,
         arguments: Value,
+        timeout: std::time::Duration,
     ) -> BoxFuture<Result<Value, ToolError>> {
         match tool.source {
-            ExtensionSource::Page { .. } => self.pages.run(tool, chat, arguments),
-            ExtensionSource::Mcp { .. } => self.servers.run(tool, chat, arguments),
+            ExtensionSource::Page { .. } => self.pages.run(tool, chat, arguments, timeout),
+            ExtensionSource::Mcp { .. } => self.servers.run(tool, chat, arguments, timeout),
         }
     }
 }
@@ -384,7 +401,11 @@ mod tests {
         let call = tokio::spawn({
             let pages = pages.clone();
             let tool = tool.clone();
-            async move { pages.run(&tool, ChatId(7), json!({"sides": 6})).await }
+            async move {
+                pages
+                    .run(&tool, ChatId(7), json!({"sides": 6}), PAGE_TOOL_TIMEOUT)
+                    .await
+            }
         });
         let req = link.requests.recv().await.unwrap();
         assert_eq!(
@@ -401,7 +422,11 @@ mod tests {
 
         let call = tokio::spawn({
             let pages = pages.clone();
-            async move { pages.run(&tool, ChatId(7), json!({})).await }
+            async move {
+                pages
+                    .run(&tool, ChatId(7), json!({}), PAGE_TOOL_TIMEOUT)
+                    .await
+            }
         });
         let _ = link.requests.recv().await.unwrap();
         drop(link);

@@ -30,6 +30,8 @@ use tavo_tools::{ExposedSet, ExtensionRegistry, GenerationKind, Registry, Servic
 use crate::error::EngineError;
 use crate::limits::interleaved;
 use crate::summary::{cards_of, history_line};
+use crate::tool_history::{CarriedRounds, StoredRounds, ToolHistoryReport};
+use std::collections::HashMap;
 
 /// Setting: the provider prompt converter applied last (`none`, `mergeConsecutive`,
 /// `singleSystem`, `systemThenUser`; default `none`).
@@ -328,6 +330,8 @@ pub struct BasePrompt {
     pub explain: Explain,
     /// Bindings to assets that no longer exist (`preset 4`).
     pub missing: Vec<String>,
+    /// Which earlier tool rounds went back in the protocol's shape and which were folded.
+    pub tool_history: ToolHistoryReport,
 }
 
 impl BasePrompt {
@@ -396,6 +400,45 @@ pub(crate) fn default_model(store: &Store) -> Option<String> {
     book.pick(None).ok().map(|c| c.model.clone())
 }
 
+/// Every message of the chat with tool cards: its stored rounds (if the log still has them),
+/// its swipe and its summary line.
+fn carried_rounds(
+    store: &Store,
+    chat: ChatId,
+    loaded: &LoadedChat,
+) -> Result<HashMap<i64, CarriedRounds>, EngineError> {
+    let with_cards: Vec<(i64, Option<u64>, String)> = loaded
+        .messages
+        .iter()
+        .filter_map(|m| {
+            let line = history_line(&cards_of(&m.extra))?;
+            Some((m.id?.get(), m.swipe_id, line))
+        })
+        .collect();
+    if with_cards.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut stored: HashMap<i64, StoredRounds> = store
+        .tool_rounds_of_chat(chat)?
+        .into_iter()
+        .filter_map(|(id, v)| Some((id.get(), serde_json::from_value(v).ok()?)))
+        .collect();
+    Ok(with_cards
+        .into_iter()
+        .map(|(id, swipe, line)| {
+            let rounds = stored.remove(&id);
+            (
+                id,
+                CarriedRounds {
+                    rounds,
+                    swipe,
+                    line,
+                },
+            )
+        })
+        .collect())
+}
+
 /// Puts each message's tool-call line in front of its text.
 pub fn annotate_tool_history(loaded: &mut LoadedChat) {
     for m in &mut loaded.messages {
@@ -444,6 +487,7 @@ pub fn build(
         tracing::warn!(%chat, %missing, "the chat is bound to an asset that no longer exists; skipped");
     }
     let settings = PromptSettings::load(store)?;
+    let carried = carried_rounds(store, chat, &loaded)?;
     annotate_tool_history(&mut loaded);
     if let Some(text) = &knobs.user_text
         && let Some(m) = loaded
@@ -491,14 +535,34 @@ pub fn build(
         loader::record(store, chat, &output)?;
     }
     let character = loaded.characters.get(speaker);
+    let origins: Vec<Option<i64>> = output.messages.iter().map(|m| m.origin).collect();
+    let tokens = &output.explain.tokens;
+    let (messages, tool_history) = crate::tool_history::replay(
+        to_llm(&output.messages),
+        &origins,
+        &carried,
+        tokens.budget.saturating_sub(tokens.total),
+    );
+    let mut explain = output.explain;
+    if !tool_history.replayed.is_empty() {
+        explain.message_sources = tool_history
+            .from
+            .iter()
+            .map(|from| match from {
+                Some(i) => explain.message_sources.get(*i).cloned().unwrap_or_default(),
+                None => vec!["toolRounds".to_owned()],
+            })
+            .collect();
+    }
     Ok(BasePrompt {
-        messages: to_llm(&output.messages),
+        messages,
+        tool_history,
         speaker_id: character.and_then(|c| c.id),
         speaker_name: character.map(|c| c.name.clone()),
         has_regex: !loaded.regex_groups.is_empty(),
         parameters,
         converter: settings.converter,
-        explain: output.explain,
+        explain,
         missing: loaded.missing,
     })
 }
@@ -542,6 +606,7 @@ pub fn initial_exposure(
     kind: GenerationKind,
     avail: Availability,
     extensions: &ExtensionRegistry,
+    chat: ChatId,
 ) -> ExposedSet {
     let mut exposed = ExposedSet::initial(registry, settings, kind, avail);
     if may_call(settings, kind) {
@@ -550,7 +615,7 @@ pub fn initial_exposure(
         // built-ins and the MCP servers' tools, which the model finds with extension_tool_search.
         exposed.expose(
             extensions
-                .all()
+                .usable_in(Some(chat))
                 .into_iter()
                 .filter(|t| {
                     !settings.dynamic_loading
@@ -564,10 +629,10 @@ pub fn initial_exposure(
 
 /// Which optional tools the reply's services can back (web search with a complete search
 /// API, extension tools).
-pub fn availability(services: &Services) -> Availability {
+pub fn availability(services: &Services, chat: ChatId) -> Availability {
     Availability {
         web_search: services.web.as_ref().is_some_and(|w| w.search_available()),
-        extensions: !services.extensions.is_empty(),
+        extensions: !services.extensions.usable_in(Some(chat)).is_empty(),
     }
 }
 
@@ -581,6 +646,7 @@ pub fn declarations(
     registry: &Registry,
     extensions: &ExtensionRegistry,
     exposed: &ExposedSet,
+    chat: ChatId,
 ) -> Vec<ToolDecl> {
     exposed
         .names()
@@ -592,7 +658,8 @@ pub fn declarations(
                 parameters: d.parameters,
                 strict: false,
             }),
-            None => extensions.get(name).map(|t| ToolDecl {
+            // A page tool leaves the declarations when its page stops showing the chat.
+            None => extensions.get_in(name, Some(chat)).map(|t| ToolDecl {
                 name: t.name,
                 description: t.description,
                 parameters: t.parameters,
@@ -673,16 +740,11 @@ pub struct Preview {
 pub const MEMORY_POSITION: &str = "one system message just before the chat history (after the preset's entries, before chatStart)";
 
 impl Preview {
-    /// The messages as `[{role, content}]`, what `tavo prompt --json` prints (the first
-    /// request carries text only).
+    /// The messages as `[{role, content}]`, what `tavo prompt --json` prints; earlier tool
+    /// rounds sent back add `toolCalls: [{id, name, arguments}]` to an assistant message and
+    /// `toolResults: [{callId, name, content, isError}]` to a tool message.
     pub fn messages_json(&self) -> Value {
-        Value::Array(
-            self.request
-                .messages
-                .iter()
-                .map(|m| serde_json::json!({"role": role_name(m.role), "content": m.joined_text()}))
-                .collect(),
-        )
+        Value::Array(self.request.messages.iter().map(message_json).collect())
     }
 
     /// Where each message of `messages_json` came from: the assembly's sources
@@ -732,9 +794,56 @@ impl Preview {
             "diagnostics": e.diagnostics,
             "messageSources": self.message_sources(),
             "historyCut": self.base.history_cut(),
+            "toolHistory": self.base.tool_history.to_json(),
             "memory": self.memory,
         })
     }
+}
+
+/// One message of [`Preview::messages_json`].
+fn message_json(m: &Message) -> Value {
+    let mut out = serde_json::json!({"role": role_name(m.role), "content": m.joined_text()});
+    let calls: Vec<Value> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            tavo_llm::Part::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => Some(serde_json::json!({"id": id, "name": name, "arguments": arguments})),
+            _ => None,
+        })
+        .collect();
+    let results: Vec<Value> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            tavo_llm::Part::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+            } => Some(serde_json::json!({"callId": call_id, "name": name, "content": content, "isError": is_error})),
+            _ => None,
+        })
+        .collect();
+    if !calls.is_empty() {
+        out["toolCalls"] = Value::Array(calls);
+    }
+    if !results.is_empty() {
+        // A tool message's content is its results' text, as the OpenAI shapes send it.
+        out["content"] = Value::String(
+            results
+                .iter()
+                .filter_map(|r| r["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        out["toolResults"] = Value::Array(results);
+    }
+    out
 }
 
 /// A role's wire name.
@@ -760,15 +869,16 @@ pub(crate) fn preview(
     let book = tavo_llm::ConnectionBook::from_setting(
         store.setting_get(tavo_llm::connection::SETTINGS_KEY)?,
     )?;
-    let (connection, model, parameters) = match book.pick(req.connection.as_deref()) {
+    let (connection, model, parameters, protocol) = match book.pick(req.connection.as_deref()) {
         Ok(c) => (
             Some(c.name.clone()),
             c.model.clone(),
             book.effective_parameters(c),
+            Some(c.protocol),
         ),
         // Named but missing is an error; no connection at all still previews, with defaults.
         Err(tavo_llm::connection::ConnectionError::NoDefault) if req.connection.is_none() => {
-            (None, "gpt-4o".to_owned(), book.global.clone())
+            (None, "gpt-4o".to_owned(), book.global.clone(), None)
         }
         Err(e) => return Err(e.into()),
     };
@@ -788,18 +898,22 @@ pub(crate) fn preview(
         user_text: None,
         exact_tokens: true,
     };
-    let base = build(store, engine, req.chat, req.kind, &knobs)?;
+    let mut base = build(store, engine, req.chat, req.kind, &knobs)?;
+    if let Some(protocol) = protocol {
+        base.tool_history.note_protocol(&base.messages, protocol);
+    }
     let settings = ToolSettings::load(store)?;
     let exposed = initial_exposure(
         registry,
         &settings,
         req.kind,
-        availability(services),
+        availability(services, req.chat),
         extensions,
+        req.chat,
     );
     let calls = may_call(&settings, req.kind);
     let tools = if calls {
-        declarations(registry, extensions, &exposed)
+        declarations(registry, extensions, &exposed, req.chat)
     } else {
         Vec::new()
     };
@@ -876,11 +990,13 @@ mod tests {
             web_search: false,
             extensions: true,
         };
-        let exposed = |s: &ToolSettings, kind| {
-            initial_exposure(&registry, s, kind, avail, &extensions)
+        extensions.set_page_chat("p1", Some(ChatId(1)));
+        let exposed_in = |s: &ToolSettings, kind, chat| {
+            initial_exposure(&registry, s, kind, avail, &extensions, chat)
                 .names()
                 .to_vec()
         };
+        let exposed = |s: &ToolSettings, kind| exposed_in(s, kind, ChatId(1));
         let first = exposed(&settings, GenerationKind::Normal);
         assert!(first.contains(&"roll_dice".to_owned()), "{first:?}");
         assert!(!first.contains(&"mcp_weather_now".to_owned()), "{first:?}");
@@ -896,6 +1012,24 @@ mod tests {
         assert!(
             exposed(&settings, GenerationKind::Quiet).is_empty(),
             "quiet never calls tools"
+        );
+        // Issue 30 item 6: the page shows chat 1, so a reply in chat 2 never sees its tool;
+        // once the page switches to chat 2 the tool follows it, and chat 1 loses it.
+        let other = exposed_in(&settings, GenerationKind::Normal, ChatId(2));
+        assert!(
+            !other.contains(&"roll_dice".to_owned())
+                && other.contains(&"mcp_weather_now".to_owned()),
+            "{other:?}"
+        );
+        extensions.set_page_chat("p1", Some(ChatId(2)));
+        let moved = exposed_in(&settings, GenerationKind::Normal, ChatId(2));
+        assert!(moved.contains(&"roll_dice".to_owned()), "{moved:?}");
+        assert!(!exposed(&settings, GenerationKind::Normal).contains(&"roll_dice".to_owned()));
+        extensions.set_page_chat("p1", None);
+        assert!(
+            !exposed_in(&settings, GenerationKind::Normal, ChatId(2))
+                .contains(&"roll_dice".to_owned()),
+            "a page on a screen without a chat offers its tools to no reply"
         );
     }
 

@@ -51,7 +51,7 @@ pub struct SettingSpec {
 }
 
 /// Every setting `tavo settings` knows.
-pub const SETTINGS: [SettingSpec; 35] = [
+pub const SETTINGS: [SettingSpec; 36] = [
     SettingSpec {
         key: "tools.enabled",
         kind: Kind::Bool,
@@ -116,6 +116,14 @@ pub const SETTINGS: [SettingSpec; 35] = [
         key: JAVASCRIPT_SETTING,
         kind: Kind::Enum(&JAVASCRIPT_MODES),
         about: "scripts in chat bubbles (advanced rendering, TavoJS): off (default: shown as HTML without scripts), ask (each card's scripts run once the user allows them), auto (run at once, in a sandboxed frame)",
+    },
+    SettingSpec {
+        key: THEME_SETTING,
+        kind: Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        about: "the chat theme the app is styled with, by id (tavo_theme_all lists them); 0 (default) is the app's own look",
     },
     SettingSpec {
         key: MCP_ENABLED,
@@ -243,6 +251,11 @@ pub const MCP_SCOPES: [&str; 2] = ["loopback", "network"];
 /// whether a message's scripts run, and asks once per card under `ask`.
 pub const JAVASCRIPT_SETTING: &str = "rendering.javascript";
 
+/// The current chat theme (seed 000: "更新或重新绑定当前主题时，WebView 会实时更新配置"): a library
+/// setting, so every door can change it and every open page follows at once (the `setting`
+/// library event); `0` is the app's own look, which the app also shows for a theme id that no longer exists.
+pub const THEME_SETTING: &str = "theme.current";
+
 /// The values of [`JAVASCRIPT_SETTING`], the default first.
 pub const JAVASCRIPT_MODES: [&str; 3] = ["off", "ask", "auto"];
 
@@ -368,6 +381,9 @@ pub fn get(store: &Store, key: &str) -> Result<Value, SettingError> {
     }
     if spec.key == JAVASCRIPT_SETTING {
         return Ok(Value::from(JAVASCRIPT_MODES[0]));
+    }
+    if spec.key == THEME_SETTING {
+        return Ok(Value::from(0));
     }
     if spec.key == crate::memory::EVERY_SETTING {
         return Ok(Value::from(crate::memory::DEFAULT_EVERY));

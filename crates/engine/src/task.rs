@@ -31,6 +31,7 @@ use crate::persist::Write;
 use crate::prompt::{self, BasePrompt, PromptKnobs};
 use crate::status::{ReplyStatus, set_message_status};
 use crate::summary::{AuditRecord, MESSAGE_CALLS_KEY, ToolCallSummary};
+use crate::tool_history::StoredRounds;
 use crate::toolcall::{CallRunner, ModelCall};
 
 /// Partial text is written to the message at least this often while it streams. With the
@@ -170,8 +171,9 @@ impl ReplyTask {
             &self.inner.registry,
             &self.settings,
             self.kind,
-            prompt::availability(&services),
+            prompt::availability(&services, self.chat),
             &services.extensions,
+            self.chat,
         );
         let mut runner = CallRunner::with_gate(
             self.inner.registry.clone(),
@@ -203,7 +205,12 @@ impl ReplyTask {
                 });
             }
             let tools = if may_call {
-                prompt::declarations(&self.inner.registry, &services.extensions, runner.exposed())
+                prompt::declarations(
+                    &self.inner.registry,
+                    &services.extensions,
+                    runner.exposed(),
+                    self.chat,
+                )
             } else {
                 Vec::new()
             };
@@ -238,7 +245,7 @@ impl ReplyTask {
             }
             let calls = model_calls(&response, &argument_errors);
             if calls.is_empty() || !may_call {
-                return Ok(());
+                break;
             }
             if !can_call_now {
                 self.control.hub.publish(EventKind::Warning {
@@ -247,12 +254,12 @@ impl ReplyTask {
                         self.limits.recursion_limit
                     ),
                 });
-                return Ok(());
+                break;
             }
             let (results, stealth) = self.run_calls(&mut runner, &calls).await?;
             if stealth.len() == calls.len() {
                 // Stealth results stay out of the visible history and trigger no follow-up.
-                return Ok(());
+                break;
             }
             // Seed 001: a stealth call's result never goes back to the model, also in a round
             // that mixes it with normal calls: the call and its result leave the history the
@@ -271,7 +278,26 @@ impl ReplyTask {
                     .collect(),
             });
         }
+        self.keep_rounds(&rounds).await;
         Ok(())
+    }
+
+    /// Stores the turn's tool rounds beside its message, so later prompts send the calls and
+    /// results back in the protocol's shape (`crate::tool_history`). A failure costs only that:
+    /// the message's card line stands in for them.
+    async fn keep_rounds(&self, rounds: &[Message]) {
+        let Some(id) = self.message_id() else { return };
+        let swipe = self.message.as_ref().and_then(|m| m.swipe_id);
+        let Some(stored) = StoredRounds::from_rounds(rounds, swipe, &self.model) else {
+            return;
+        };
+        let value = stored.to_value();
+        let kept = self
+            .blocking(move |store| store.tool_rounds_set(id, &value).map_err(EngineError::from))
+            .await;
+        if let Err(e) = kept {
+            tracing::warn!(error = %e, reply = %self.id, "cannot keep the reply's tool rounds");
+        }
     }
 
     /// The start of a turn: the start gate, the plugin's prepare hook, one trip to the

@@ -110,6 +110,8 @@ impl Tx<'_> {
 
     /// Removes every entry; returns how many there were.
     pub fn audit_clear(&self) -> Result<usize> {
+        // The tool rounds kept for later prompts hold the same arguments and results.
+        self.execute("DELETE FROM tool_rounds", [])?;
         Ok(self.execute("DELETE FROM audit_log", [])?)
     }
 }

@@ -27,6 +27,7 @@ mod plugins;
 mod requests;
 mod settings;
 mod store;
+mod tool_rounds;
 mod variables;
 pub mod varpath;
 
@@ -151,8 +152,12 @@ delegate::store_shorthands! {
     read fn audit_list(&self, limit: u32, before: Option<i64>) -> Vec<AuditEntry>;
     /// Lists audit entries matching a filter, newest first.
     read fn audit_find(&self, limit: u32, before: Option<i64>, filter: &AuditFilter) -> Vec<AuditEntry>;
-    /// Clears the audit log.
+    /// Clears the audit log (and the tool rounds kept for prompts, which hold the same data).
     write fn audit_clear(&self) -> usize;
+    /// Stores (replaces) a message's tool rounds.
+    write fn tool_rounds_set(&self, message: MessageId, rounds: &Value) -> ();
+    /// The tool rounds stored for a chat's messages.
+    read fn tool_rounds_of_chat(&self, chat: ChatId) -> Vec<(MessageId, Value)>;
 
     /// Stores a card with its avatar, lorebook and regex group, linked.
     write fn import_character(

@@ -197,6 +197,17 @@ CREATE TABLE plugin_files (
 ) STRICT, WITHOUT ROWID;
 "#;
 
+/// The tool rounds of replies, beside their messages (cleared with the audit log).
+const V5: &str = r#"
+CREATE TABLE tool_rounds (
+    message_id INTEGER PRIMARY KEY NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    chat_id    INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+    at         TEXT NOT NULL,
+    rounds     TEXT NOT NULL
+) STRICT;
+CREATE INDEX tool_rounds_chat ON tool_rounds (chat_id);
+"#;
+
 /// Every migration, oldest first. The database's `user_version` records how many ran.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -204,6 +215,7 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(V2).comment("card and preset links to their lorebook and regex group"),
         M::up(V3).comment("answers to idempotent writes (clientRequestId)"),
         M::up(V4).comment("installed plugins and their package files"),
+        M::up(V5).comment("tool rounds of replies, replayed in later prompts"),
     ])
 }
 

@@ -157,7 +157,8 @@ async fn tool_search(args: SearchArgs, ctx: OpContext) -> Result<Outcome, ToolEr
 
 async fn extension_tool_search(args: SearchArgs, ctx: OpContext) -> Result<Outcome, ToolError> {
     let limit = usize::from(args.limit.unwrap_or(5).clamp(1, MAX_RESULTS));
-    let all = ctx.services.extensions.all();
+    // Only what this reply's chat may use: another chat's page tools are not offered.
+    let all = ctx.services.extensions.usable_in(ctx.chat);
     let visible: Vec<&crate::extension::ExtensionTool> = all
         .iter()
         .filter(|t| !ctx.shown.contains(&t.name))

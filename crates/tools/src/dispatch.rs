@@ -88,11 +88,14 @@ pub trait Door: Send + Sync {
 /// Runs extension tools (registered by pages, MCP servers): whoever registered a tool runs it.
 pub trait ExtensionRunner: Send + Sync {
     /// Runs `tool` with validated `arguments` for `chat`; the result is what the caller gets.
+    /// `timeout` is how long the dispatcher waits (it stops waiting itself); a runner that
+    /// guards its own side, such as a page's timer over an untrusted frame, uses it.
     fn run(
         &self,
         tool: &ExtensionTool,
         chat: ChatId,
         arguments: Value,
+        timeout: Duration,
     ) -> BoxFuture<Result<Value, ToolError>>;
 }
 
@@ -460,7 +463,7 @@ impl Dispatcher {
                     crate::extension::ExtensionSource::Page { .. } => scope.page_call_timeout,
                     crate::extension::ExtensionSource::Mcp { .. } => limit,
                 };
-                let value = timed(limit, tool, runner.run(&ext, chat, arguments)).await??;
+                let value = timed(limit, tool, runner.run(&ext, chat, arguments, limit)).await??;
                 Ok(complete(
                     Ok((ToolResult::Value(value), Vec::new())),
                     &mut scope.budget,
@@ -561,7 +564,16 @@ impl Dispatcher {
             }
             return Ok((op.tool_name().to_owned(), Target::Builtin(op.safety())));
         }
-        match self.services.extensions.get(name) {
+        let extensions = &self.services.extensions;
+        match extensions.get(name) {
+            // Seed 001: a page's tool belongs to the chat its page shows; after the user
+            // switched that page to another chat, a call from this one cannot reach it.
+            Some(tool) if !extensions.belongs_to(&tool, scope.chat) => Err(ToolError::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "{name} belongs to a page that does not show this chat now; answer without it"
+                ),
+            )),
             Some(tool) if scope.exposed.as_ref().is_none_or(|e| e.contains(name)) => {
                 Ok((name.to_owned(), Target::Extension(tool)))
             }

@@ -5,8 +5,10 @@
 //! it (the page that runs `action`, the MCP client), which the engine reaches through the
 //! [`ExtensionSource`]. `extension_tool_search` searches this registry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
+
+use tavo_model::ChatId;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -96,9 +98,16 @@ pub enum RegisterError {
 }
 
 /// Shared, thread-safe registry of extension tools. Clones share the same tools.
+///
+/// A page's tools belong to the chat the page shows (seed 001: the page registered them for
+/// what it has open): a reply in chat A is offered, and may run, only the tools of pages that
+/// show A now — never those of chat B's page after the user switched chats, and none when no
+/// page shows A. MCP servers' tools belong to no chat.
 #[derive(Clone, Default)]
 pub struct ExtensionRegistry {
     tools: Arc<RwLock<BTreeMap<String, ExtensionTool>>>,
+    /// The chat each attached page shows (`None`: a screen without a chat).
+    page_chats: Arc<RwLock<HashMap<String, Option<ChatId>>>>,
 }
 
 impl std::fmt::Debug for ExtensionRegistry {
@@ -176,6 +185,52 @@ impl ExtensionRegistry {
     /// Every registered tool, by name.
     pub fn all(&self) -> Vec<ExtensionTool> {
         self.read().values().cloned().collect()
+    }
+
+    /// Records the chat page `page` shows now (its tools follow it).
+    pub fn set_page_chat(&self, page: &str, chat: Option<ChatId>) {
+        self.page_chats
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(page.to_owned(), chat);
+    }
+
+    /// Forgets a page that went away (its tools are removed with [`Self::unregister_source`]).
+    pub fn forget_page(&self, page: &str) {
+        self.page_chats
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(page);
+    }
+
+    /// Whether `tool` may be offered to and run by a reply in `chat`: an MCP tool always, a
+    /// page tool while its page shows that chat.
+    pub fn belongs_to(&self, tool: &ExtensionTool, chat: Option<ChatId>) -> bool {
+        match &tool.source {
+            ExtensionSource::Mcp { .. } => true,
+            ExtensionSource::Page { id } => {
+                chat.is_some()
+                    && self
+                        .page_chats
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(id)
+                        .is_some_and(|shown| *shown == chat)
+            }
+        }
+    }
+
+    /// The tools a reply in `chat` may use (see [`Self::belongs_to`]), by name.
+    pub fn usable_in(&self, chat: Option<ChatId>) -> Vec<ExtensionTool> {
+        self.all()
+            .into_iter()
+            .filter(|t| self.belongs_to(t, chat))
+            .collect()
+    }
+
+    /// A tool a reply in `chat` may use.
+    pub fn get_in(&self, name: &str, chat: Option<ChatId>) -> Option<ExtensionTool> {
+        self.get(name).filter(|t| self.belongs_to(t, chat))
     }
 
     /// Number of registered tools.

@@ -5,7 +5,8 @@
 // not shown and starts no follow-up round; a tool that never answers fails after
 // tools.pageCallTimeoutSeconds; a 10 MB answer reaches the model cut to the result budget;
 // closing the page while its tool runs fails the call at once and the reply goes on; Stop and a
-// provider failure reach the plugin as generation:cancelled (partial) and generation:error.
+// provider failure reach the plugin as generation:cancelled (partial) and generation:error; a
+// time-out above 115 s is the server's (the page's own timer no longer ends the call first).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -44,6 +45,8 @@ before(async () => {
       { text: 'No coin any more.' },
       call('wait_forever'),
       { text: 'The plugin went away.' },
+      call('wait_forever'),
+      { text: 'Waited past the old cap.' },
     ],
   });
   tavo = await startTavo({ mock, settings: { 'tools.enabled': true, 'tools.dynamicLoading': false } });
@@ -335,6 +338,34 @@ test('a tool whose plugin frame goes away mid-call fails at once, with the reaso
   const reqs = requests().slice(before);
   assert.match(toolText(reqs[1]), /wait_forever stopped: the plugin test\.edge-tools that ran it went away/, toolText(reqs[1]));
   await tavo.api('PUT', '/api/plugins/test.edge-tools/enabled', { enabled: true });
+  assert.deepEqual(errors.filter((e) => !/went away/.test(e)), []);
+  await page.close();
+});
+
+test('tools.pageCallTimeoutSeconds above 115 s is honoured: the page does not give up first', async () => {
+  await tavo.api('PUT', '/api/settings/tools.pageCallTimeoutSeconds', { value: 300 });
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  // The page's timers run on a clock the test moves: 130 s pass in the page at once.
+  await page.clock.install();
+  await openChat(page);
+  const before = requests().length;
+  await send(page, 'wait for it, a long time');
+  await page.locator('.tool-card.running').waitFor({ timeout: 20000 });
+  await page.clock.runFor(130_000);
+  // A page timer of its own (115 s before) would have answered the call with an error now,
+  // and the server would have asked the model again.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(requests().length, before + 1, 'the call still runs after 130 s of page time');
+  assert.equal(await page.locator('.tool-card.running').count(), 1);
+  // End it: the plugin goes away, the call fails at once with that reason (not a time-out).
+  await tavo.api('PUT', '/api/plugins/test.edge-tools/enabled', { enabled: false });
+  await until(async () => requests().length >= before + 2, 20000, 'the follow-up request');
+  const result = toolText(requests()[before + 1]);
+  assert.match(result, /went away/, result);
+  assert.doesNotMatch(result, /did not answer in/, result);
+  await tavo.api('PUT', '/api/plugins/test.edge-tools/enabled', { enabled: true });
+  await tavo.api('PUT', '/api/settings/tools.pageCallTimeoutSeconds', { value: 120 });
   assert.deepEqual(errors.filter((e) => !/went away/.test(e)), []);
   await page.close();
 });

@@ -27,6 +27,8 @@ before(async () => {
       { text: 'You rolled a 4.' },
       { toolCalls: [{ name: 'explode', arguments: {} }] },
       { text: 'The die exploded.' },
+      { toolCalls: [{ name: 'roll_dice', arguments: { sides: 6 } }] },
+      { text: 'No dice in this chat.' },
     ],
   });
   // The default settings but tools on: dynamic loading stays on, and page tools are offered all
@@ -59,12 +61,12 @@ const toolText = (req) => JSON.stringify((req.body.messages || []).filter((/** @
 /**
  * Opens the chat and waits until the page has published the plugin's tools to the server (the
  * dice entry ran and registered them): a send before that would offer none.
- * @param {import('playwright-core').Page} page
+ * @param {import('playwright-core').Page} page @param {number} [chat]
  */
-async function openWithTools(page) {
+async function openWithTools(page, chat = chatId) {
   const published = page.waitForResponse((r) => r.request().method() === 'PUT' && /\/api\/pages\/[^/]+\/tools$/.test(new URL(r.url()).pathname)
     && r.ok() && ['roll_dice', 'explode'].every((n) => (r.request().postDataJSON()?.tools || []).some((/** @type {any} */ t) => t.name === n)));
-  await page.goto(`${tavo.url}/chats/${chatId}`);
+  await page.goto(`${tavo.url}/chats/${chat}`);
   await published;
 }
 
@@ -148,6 +150,25 @@ test('isToolCallingSupported() follows Settings without a reload', async () => {
   await said(false, 'tools switched off in Settings, no reload');
   await tavo.api('PUT', '/api/settings/tools.enabled', { value: true });
   await said(true, 'and on again');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a page\'s tools belong to the chat it shows: a reply in another chat never sees or runs them', async () => {
+  const elsewhere = await bubbleChat(tavo, ['Stranger'], 'Elsewhere');
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  // The page shows chat "Elsewhere", where the plugin's entry registered roll_dice.
+  await openWithTools(page, elsewhere.chatId);
+  const before = requests().length;
+  // A reply in the dice chat, started at another door while no page shows it.
+  await tavo.api('POST', `/api/chats/${chatId}/messages`, { content: 'roll it anyway' });
+  await until(async () => JSON.stringify(await tavo.api('GET', `/api/chats/${chatId}/messages`)).includes('No dice in this chat.'), 30000, 'the reply stored');
+  const reqs = requests().slice(before);
+  assert.equal(reqs.length, 2);
+  assert.ok(!offered(reqs[0]).includes('roll_dice'), `another chat's page tool is not offered: ${offered(reqs[0])}`);
+  assert.match(toolText(reqs[1]), /does not show this chat/, toolText(reqs[1]));
+  assert.equal(await page.getByText('Rolling a d6…').count(), 0, 'the page never ran it');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -79,7 +79,6 @@ export function Themes() {
       await op('tavo_theme_update', { theme: { id: draft.id, ...body(draft) } });
       await load();
       await choose(draft.id);
-      if (currentThemeId.value === draft.id) setCurrentTheme(draft.id);
       toast('Saved', 'ok');
     } catch (e) {
       toast(errorText(e), 'error');

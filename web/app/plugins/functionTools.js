@@ -2,12 +2,20 @@
 // side: each plugin's entry frame reports the tools it registered — with `shouldRegister`
 // already evaluated there — and runs their `action` when the engine calls one. This module
 // keeps the union, which pageLink.js publishes, and routes calls to the frame that owns the
-// tool. The frames are untrusted: a call that gets no answer in PAGE_TOOL_TIMEOUT_MS fails.
+// tool. The frames are untrusted: a call that gets no answer in time fails (the server's
+// time-out, tools.pageCallTimeoutSeconds, sent with the call; its own error reaches the model
+// first, the page's timer only frees what the frame never answered).
 
 import { signal } from '@preact/signals';
 
-/** The server waits 120 s for a page tool; the page gives up a little earlier. */
-export const PAGE_TOOL_TIMEOUT_MS = 115_000;
+/** The server's default wait for a page tool (tools.pageCallTimeoutSeconds), when a call does not say. */
+export const PAGE_TOOL_TIMEOUT_MS = 120_000;
+
+/** The page's timer runs this much longer than the server's, which speaks first. */
+const PAGE_TIMER_SLACK_MS = 5_000;
+
+/** Longest time-out the settings allow (tools.pageCallTimeoutSeconds ≤ 3600). */
+const MAX_TIMEOUT_MS = 3_600_000;
 
 /**
  * @typedef {{name: string, displayName?: string, description: string, parameters: any, stealth?: boolean}} ToolSpec
@@ -157,9 +165,11 @@ export async function refreshTools() {
 /**
  * Runs a tool in the frame that registered it.
  * @param {string} name @param {any} args @param {(text: string) => void} showToast
+ * @param {number} [timeoutMs] how long the server waits for the answer
  * @returns {Promise<{ok: true, result: string} | {ok: false, error: string}>}
  */
-export function callTool(name, args, showToast) {
+export function callTool(name, args, showToast, timeoutMs = PAGE_TOOL_TIMEOUT_MS) {
+  const wait = Math.min(Math.max(Number(timeoutMs) || PAGE_TOOL_TIMEOUT_MS, 1000), MAX_TIMEOUT_MS);
   let owner = null;
   let ownerId = '';
   for (const [pluginId, entry] of byPlugin) {
@@ -174,8 +184,8 @@ export function callTool(name, args, showToast) {
     const id = ++seq;
     const timer = setTimeout(() => {
       waiting.delete(id);
-      resolve({ ok: false, error: `${name} did not answer in ${PAGE_TOOL_TIMEOUT_MS / 1000} s` });
-    }, PAGE_TOOL_TIMEOUT_MS);
+      resolve({ ok: false, error: `${name} did not answer in ${Math.round(wait / 1000)} s` });
+    }, wait + PAGE_TIMER_SLACK_MS);
     waiting.set(id, {
       resolve: (r) => {
         clearTimeout(timer);

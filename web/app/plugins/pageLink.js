@@ -1,7 +1,7 @@
 // The page's link to the engine (GET /api/pages/events): how the open chat's plugins take part
 // in replies that run in the server. The engine sends requests on this stream and the page
 // answers each with POST /api/pages/{page}/answers/{id}:
-// - `tool.call` {name, arguments, chatId}: a function tool a plugin registered with
+// - `tool.call` {name, arguments, chatId, timeoutMs}: a function tool a plugin registered with
 //   SillyTavern.getContext().registerFunctionTool (seed 001) — run in that plugin's frame, its
 //   `formatMessage` shown as a toast while it runs;
 // - `hook` {type, event}: generation:prepare / generation:success run over every plugin
@@ -45,7 +45,7 @@ function answer(id, answer) {
 async function handle(req) {
   const p = req.params || {};
   if (req.method === 'tool.call') {
-    const r = await callTool(String(p.name), p.arguments ?? {}, (text) => text && toast(text));
+    const r = await callTool(String(p.name), p.arguments ?? {}, (text) => text && toast(text), p.timeoutMs);
     answer(req.id, r.ok ? { ok: true, result: r.result } : { ok: false, error: { message: r.error } });
     return;
   }

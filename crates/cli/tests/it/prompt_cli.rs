@@ -98,15 +98,14 @@ fn the_prompt_is_the_request_the_next_reply_sends() {
         &["prompt", "--chat", &chat, "--json", "--explain"],
     )));
     assert_eq!(explained["messages"], preview);
-    let texts: Vec<&str> = preview
-        .as_array()
-        .map(|a| a.iter().filter_map(|m| m["content"].as_str()).collect())
-        .unwrap_or_default();
+    // The earlier reply's call and its result, not a summary line.
+    let shown = preview.to_string();
     assert!(
-        texts
-            .iter()
-            .any(|t| t.starts_with("[tool calls: tavo_file_save")),
-        "the tool-history line: {preview}"
+        shown.contains("\"toolCalls\"")
+            && shown.contains("\"toolResults\"")
+            && shown.contains("note.txt")
+            && !shown.contains("[tool calls:"),
+        "the earlier tool call: {preview}"
     );
 
     // The next reply (no new message: it answers "and now?") sends exactly that.
@@ -117,7 +116,31 @@ fn the_prompt_is_the_request_the_next_reply_sends() {
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
     let body = &requests[2].body;
-    assert_eq!(body["messages"], preview, "prompt vs request");
+    // Role by role and text by text what the request sends; the calls in OpenAI's shape.
+    let project = |ms: &Value| -> Vec<(String, String)> {
+        ms.as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| {
+                        (
+                            m["role"].as_str().unwrap_or("").to_owned(),
+                            m["content"].as_str().unwrap_or("").to_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        project(&body["messages"]),
+        project(&preview),
+        "prompt vs request"
+    );
+    let sent = body["messages"].to_string();
+    assert!(
+        sent.contains("\"tool_calls\"") && sent.contains("\"tool_call_id\""),
+        "{sent}"
+    );
     let sent_tools: Vec<&str> = body["tools"]
         .as_array()
         .map(|a| {

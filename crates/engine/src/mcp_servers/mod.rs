@@ -483,6 +483,7 @@ impl ExtensionRunner for McpServers {
         tool: &ExtensionTool,
         _chat: ChatId,
         arguments: Value,
+        _timeout: std::time::Duration,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let servers = self.clone();
         let tool = tool.clone();

@@ -32,6 +32,7 @@ impl ExtensionRunner for Sleeper {
         _tool: &ExtensionTool,
         _chat: ChatId,
         _arguments: Value,
+        _timeout: Duration,
     ) -> BoxFuture<Result<Value, ToolError>> {
         let d = self.0;
         Box::pin(async move {
@@ -41,8 +42,10 @@ impl ExtensionRunner for Sleeper {
     }
 }
 
-fn sleeper_services(stealth: bool) -> Services {
+/// Services with `slow_tool`, a page tool of a page that shows `chat`.
+fn sleeper_services(stealth: bool, chat: ChatId) -> Services {
     let services = Services::default();
+    services.extensions.set_page_chat("p1", Some(chat));
     services
         .extensions
         .register(
@@ -233,7 +236,7 @@ async fn a_tool_that_runs_too_long_times_out() {
     )
     .await;
     let engine = lab.engine(
-        sleeper_services(false),
+        sleeper_services(false, lab.chat),
         Some(Arc::new(Sleeper(Duration::from_secs(5)))),
     );
     let req = ReplyRequest {
@@ -482,7 +485,7 @@ async fn stealth_run(
     )
     .await;
     let engine = lab.engine(
-        sleeper_services(true),
+        sleeper_services(true, lab.chat),
         Some(Arc::new(Sleeper(Duration::from_millis(1)))),
     );
     let handle = engine

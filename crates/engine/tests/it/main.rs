@@ -14,5 +14,6 @@ mod mcp_servers;
 mod memory;
 mod regex_writes;
 mod starts;
+mod tool_history;
 mod tool_loop;
 mod web_audit;

@@ -60,7 +60,14 @@ async fn setup() -> Setup {
 
 async fn run(s: &Setup, tool: &str, args: Value) -> Result<Value, tavo_tools::ToolError> {
     let t = s.extensions.get(tool).expect("registered");
-    s.servers.run(&t, tavo_model::ChatId(1), args).await
+    s.servers
+        .run(
+            &t,
+            tavo_model::ChatId(1),
+            args,
+            std::time::Duration::from_secs(60),
+        )
+        .await
 }
 
 #[tokio::test]
@@ -250,7 +257,12 @@ async fn an_outside_tools_draft_07_schema_is_adapted_for_every_protocol() {
     let mut exposed = tavo_tools::ExposedSet::default();
     exposed.expose(["mcp_bad_draft07".to_owned()]);
     // The engine's own declaration path, as a reply's round builds it.
-    let tools = tavo_engine::prompt::declarations(&registry, &s.extensions, &exposed);
+    let tools = tavo_engine::prompt::declarations(
+        &registry,
+        &s.extensions,
+        &exposed,
+        tavo_model::ChatId(1),
+    );
     assert_eq!(tools.len(), 1, "the outside tool is declared");
     let original = tools[0].parameters.clone();
     assert_eq!(

@@ -61,6 +61,26 @@ fn block(p: &Part) -> Option<Value> {
     })
 }
 
+/// A part in a request without tools: calls and results as text, the rest as [`block`].
+fn folded_block(p: &Part) -> Option<Value> {
+    match p {
+        Part::ToolCall {
+            name, arguments, ..
+        } => Some(json!({"type": "text", "text": format!("[called {name} {arguments}]")})),
+        Part::ToolResult {
+            name,
+            content,
+            is_error,
+            ..
+        } => {
+            let what = if *is_error { "error" } else { "result" };
+            let name = if name.is_empty() { "the tool" } else { name };
+            Some(json!({"type": "text", "text": format!("[{name} {what}: {content}]")}))
+        }
+        other => block(other),
+    }
+}
+
 fn budget(effort: Option<Effort>) -> u32 {
     match effort {
         Some(Effort::Minimal) | Some(Effort::Low) => 1024,
@@ -74,6 +94,18 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
     let mut system = Vec::new();
     // (role, blocks); consecutive turns of one role merge, as Messages requires alternation.
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    // Messages refuses `tool_use` / `tool_result` blocks in a request that defines no tools
+    // (a continue or quiet generation after a reply that called tools): they go as text then.
+    let fold_tools = req.tools.is_empty()
+        && messages
+            .iter()
+            .flat_map(|m| &m.parts)
+            .any(|p| matches!(p, Part::ToolCall { .. } | Part::ToolResult { .. }));
+    if fold_tools {
+        warnings.push(
+            "earlier tool calls are sent as text: Anthropic takes tool_use blocks only in a request that defines tools".to_owned(),
+        );
+    }
     for m in messages {
         let role = match m.role {
             Role::System => {
@@ -83,7 +115,11 @@ pub(super) fn encode(req: &ChatRequest, messages: &[Message]) -> Result<Encoded,
             Role::User | Role::Tool => "user",
             Role::Assistant => "assistant",
         };
-        let blocks: Vec<Value> = m.parts.iter().filter_map(block).collect();
+        let blocks: Vec<Value> = if fold_tools {
+            m.parts.iter().filter_map(folded_block).collect()
+        } else {
+            m.parts.iter().filter_map(block).collect()
+        };
         if blocks.is_empty() {
             continue;
         }

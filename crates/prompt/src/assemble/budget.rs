@@ -139,7 +139,8 @@ fn fit_history(
         let message = PromptMessage::new(
             chat_role(copies.visible[i].role),
             history_text(b, copies, i),
-        );
+        )
+        .copying(copies.visible[i].id.map(|id| id.get()));
         let cost = counter.message(&message);
         if cost > *remaining {
             break;

@@ -44,6 +44,7 @@ pub fn example_blocks(
                             content: text.trim().to_owned(),
                             name: Some(name.to_owned()),
                             sources: Vec::new(),
+                            origin: None,
                         });
                     }
                     None => match &mut current {

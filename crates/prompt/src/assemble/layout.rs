@@ -211,7 +211,7 @@ pub(super) fn around_history(
         let text = history_text(b, copies, i);
         tail.push((
             "continuedMessage".into(),
-            PromptMessage::new(chat_role(last.role), text),
+            PromptMessage::new(chat_role(last.role), text).copying(last.id.map(|id| id.get())),
         ));
         let mut ctx = b.ctx.clone();
         ctx.last_chat_message = Some(last.content.clone());

@@ -19,6 +19,11 @@ pub struct PromptMessage {
     /// parts merged into it, by the names the token parts use. Never sent, never compared.
     #[serde(skip)]
     pub sources: Vec<String>,
+    /// The chat message this one is (a history message or the continued one), so the engine
+    /// can put that message's tool rounds back in front of it. `None` for everything else and
+    /// for a merge of several messages. Never sent, never compared.
+    #[serde(skip)]
+    pub origin: Option<i64>,
 }
 
 /// Two messages are equal when they would be sent the same: their sources are bookkeeping.
@@ -38,7 +43,14 @@ impl PromptMessage {
             content: content.into(),
             name: None,
             sources: Vec::new(),
+            origin: None,
         }
+    }
+
+    /// This message as chat message `id`'s copy.
+    pub(crate) fn copying(mut self, id: Option<i64>) -> Self {
+        self.origin = id;
+        self
     }
 
     /// This message with `source` as its origin, unless it already names one.
@@ -114,6 +126,8 @@ fn merge(messages: Vec<PromptMessage>) -> Vec<PromptMessage> {
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
                 last.take_sources(message.sources);
+                // A merge of two chat messages is no longer either of them.
+                last.origin = None;
             }
             _ => out.push(message),
         }

@@ -3,7 +3,8 @@
 //!
 //! A page opens `GET /api/pages/events?chat=ID` (SSE) and keeps it open: the first event is
 //! `page` `{id, toolCalling}`; then each `request` event `{id, method, params}` asks it to run
-//! something (`tool.call` with `{name, arguments, chatId}`), answered by
+//! something (`tool.call` with `{name, arguments, chatId, timeoutMs}`: the page bounds its own
+//! wait by `timeoutMs`, the server's time-out), answered by
 //! `POST /api/pages/{page}/answers/{request}` `{ok: true, result}` or `{ok: false, error}`.
 //! `PUT /api/pages/{page}/tools` replaces the tools the page registered; `PUT
 //! /api/pages/{page}/chat` says which chat it shows. Closing the stream detaches the page: its

@@ -292,6 +292,13 @@ async fn a_page_that_closes_mid_call_fails_the_call_at_once() {
         seen.iter().filter(|r| r["method"] == "tool.call").count(),
         1
     );
+    // The page is told how long the server waits (tools.pageCallTimeoutSeconds, default 120 s),
+    // so its own timer never ends a call the server still waits for.
+    let call = seen
+        .iter()
+        .find(|r| r["method"] == "tool.call")
+        .expect("call");
+    assert_eq!(call["params"]["timeoutMs"], json!(120_000), "{call}");
     // Its tool is gone: a page-less registry offers no roll_dice next time.
     let (_, ops) = json_of(client().get(s.url("/api/ops")).send().await.expect("ops")).await;
     assert!(!ops.to_string().contains("roll_dice"));
@@ -652,5 +659,30 @@ async fn the_approval_policy_applies_to_page_tools() {
     assert!(
         !seen.iter().any(|r| r["method"] == "tool.call"),
         "a denied tool never reaches the page: {seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_reply_never_sees_or_runs_the_tools_of_another_chats_page() {
+    // Issue 30 item 6: the page shows chat B; a reply in chat A is offered none of its tools,
+    // and a call the model makes anyway is refused without reaching the page.
+    let (s, mock, chat_a) = setup(vec![roll(), Turn::text("No dice here.")]).await;
+    let chat_b = make_chat(&s.store, "other");
+    let page = fake_page(&s, chat_b, false, Behaviour::Answer).await;
+    let evs = reply(&s, chat_a).await;
+    assert!(evs.iter().any(|e| e.event == "finished"), "{evs:?}");
+    let reqs = mock.requests();
+    let offered = reqs[0].body["tools"].to_string();
+    assert!(!offered.contains("roll_dice"), "{offered}");
+    let result = tool_result(&mock);
+    assert!(
+        result.contains("unavailable") && result.contains("does not show this chat"),
+        "{result}"
+    );
+    drop(s);
+    let seen = page.await.expect("page");
+    assert!(
+        seen.iter().all(|r| r["method"] != "tool.call"),
+        "the other chat's page ran nothing: {seen:?}"
     );
 }

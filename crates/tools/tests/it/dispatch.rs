@@ -288,6 +288,7 @@ impl ExtensionRunner for SlowRunner {
         _t: &ExtensionTool,
         _chat: ChatId,
         args: Value,
+        _timeout: Duration,
     ) -> BoxFuture<Result<Value, ToolError>> {
         Box::pin(async move {
             let ms = args["ms"].as_u64().unwrap_or(0);
@@ -313,6 +314,7 @@ async fn the_call_timeout_of_the_settings_applies_at_a_direct_door() {
             ExtensionSource::Page { id: "p".into() },
         )
         .unwrap_or_else(|e| panic!("{e}"));
+    services.extensions.set_page_chat("p", Some(chat));
     let d = dispatcher(&l.store, services).with_extensions(Some(Arc::new(SlowRunner)));
     let settings = ToolSettings {
         call_timeout_seconds: 1,

@@ -281,7 +281,11 @@ async fn extension_tools_are_searchable_through_the_seam() {
             tavo_tools::ExtensionSource::Page { id: "p".into() },
         )
         .expect("register");
-    let mut ctx = lib.ctx(None);
+    // The page shows chat 1, the chat of the call: its tools are this chat's to find.
+    services
+        .extensions
+        .set_page_chat("p", Some(tavo_model::ChatId(1)));
+    let mut ctx = lib.ctx(Some(tavo_model::ChatId(1)));
     ctx.services = std::sync::Arc::new(services);
     let mut budget = tavo_tools::ReplyBudget::default();
     let step = lib
