@@ -44,6 +44,10 @@ struct Cli {
     #[arg(long, global = true, env = "TAVO_DATA_DIR", value_name = "DIR")]
     data_dir: Option<std::path::PathBuf>,
 
+    /// Work on this user's library (a data folder served with `tavo serve --accounts`).
+    #[arg(long, global = true, env = "TAVO_USER", value_name = "NAME")]
+    user: Option<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -99,6 +103,8 @@ enum Command {
     /// Outside MCP servers whose tools join the chat loop: add, list, remove, enable, disable.
     #[command(name = "mcp-server")]
     McpServer(cmd::mcp_server::McpServerArgs),
+    /// Accounts of `tavo serve --accounts`: add, list, passwd, disable, enable, admin, remove.
+    User(cmd::user::UserArgs),
     /// Tavo plugins (.tpg): install, list, show, enable, disable, uninstall, config.
     Plugin(cmd::plugin::PluginArgs),
     /// Translate a message into another language and keep the translation on it.
@@ -131,6 +137,10 @@ fn main() -> ExitCode {
 /// Runs one command.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let ctx = Context::new(cli.data_dir);
+    let ctx = match &cli.user {
+        Some(name) => ctx.for_user(name)?,
+        None => ctx,
+    };
     match cli.command {
         Command::DataDir => {
             println!("{}", ctx.data_dir().display());
@@ -157,6 +167,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => cmd::mcp::run(args, &ctx),
         Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
+        Command::User(args) => cmd::user::run(args, &ctx),
         Command::Translate(args) => cmd::translate::run(args, &ctx),
         Command::Image(args) => cmd::image::run(args, &ctx),
         Command::Tts(args) => cmd::tts::run(args, &ctx),

@@ -63,6 +63,8 @@ pub struct FileConfig {
     /// Body limits.
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// Serve accounts (`tavo user add`) instead of one library behind one token.
+    pub accounts: Option<bool>,
 }
 
 /// The settings `tavo serve` runs with, after every source has been merged.
@@ -77,8 +79,12 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// Body limits.
     pub limits: Limits,
-    /// The library directory.
+    /// The library directory (with accounts: the data folder that holds `accounts.sqlite`,
+    /// the first admin's library and `users/`).
     pub data_dir: PathBuf,
+    /// Accounts on: every request needs a user's session, and each user has a library of
+    /// their own (`tavo serve --accounts`).
+    pub accounts: bool,
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -90,6 +96,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("limits", &self.limits)
             .field("data_dir", &self.data_dir)
+            .field("accounts", &self.accounts)
             .finish()
     }
 }
@@ -129,6 +136,11 @@ pub enum ConfigError {
     /// A token that is too short to resist guessing.
     #[error("the access token is too short ({0} characters); use at least 16")]
     WeakToken(usize),
+    /// Accounts and an access token at once.
+    #[error(
+        "--accounts replaces the access token (each user logs in with their own password); drop --token / TAVO_TOKEN / `token` from the config file"
+    )]
+    AccountsWithToken,
 }
 
 /// Minimum token length: tokens are compared in constant time, but a short one can be guessed.
@@ -144,6 +156,8 @@ pub struct Overrides {
     pub token: Option<String>,
     /// `--config`; `None` looks for `<data-dir>/config.toml` and accepts its absence.
     pub config: Option<PathBuf>,
+    /// `--accounts`.
+    pub accounts: bool,
 }
 
 impl ServeConfig {
@@ -168,6 +182,7 @@ impl ServeConfig {
             allowed_hosts: file.allowed_hosts,
             limits: file.limits.unwrap_or_default(),
             data_dir: data_dir.to_path_buf(),
+            accounts: overrides.accounts || file.accounts.unwrap_or(false),
         };
         config.validate()?;
         Ok(config)
@@ -181,6 +196,7 @@ impl ServeConfig {
             allowed_hosts: Vec::new(),
             limits: Limits::default(),
             data_dir: data_dir.into(),
+            accounts: false,
         }
     }
 
@@ -191,7 +207,11 @@ impl ServeConfig {
         {
             return Err(ConfigError::WeakToken(token.chars().count()));
         }
-        if !self.addr.ip().is_loopback() && self.token.is_none() {
+        if self.accounts && self.token.is_some() {
+            return Err(ConfigError::AccountsWithToken);
+        }
+        // With accounts every request needs a user's session: the network may reach it.
+        if !self.addr.ip().is_loopback() && self.token.is_none() && !self.accounts {
             return Err(ConfigError::OpenToNetwork(self.addr));
         }
         Ok(())

@@ -17,8 +17,10 @@
 //! - [`routes`]: one module per group of routes, and the router with its OpenAPI document.
 //! - [`static_app`]: the browser app (`web/`, embedded at build time) at `/`.
 //! - [`mcp`]: Tavo's MCP server: `POST /mcp` (own switch, scope and token) and stdio.
+//! - [`accounts`]: `--accounts`: sessions in front of one library per user.
 //! - [`Server`]: binding, serving, graceful shutdown.
 
+mod accounts;
 mod config;
 mod error;
 mod hub;
@@ -46,6 +48,7 @@ use tavo_store::Store;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub use accounts::{ACCOUNT_COOKIE, AccountsServer};
 pub use config::{ConfigError, Limits, Overrides, ServeConfig};
 pub use error::ApiError;
 pub use hub::Hub;
@@ -80,6 +83,11 @@ pub enum ServeError {
     /// Serving failed.
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
+    /// Accounts are on but nobody can log in.
+    #[error(
+        "accounts are on but there are no users yet: add the first admin with `tavo user add NAME --admin`"
+    )]
+    NoUsers,
 }
 
 /// A bound server, ready to run.
@@ -113,74 +121,8 @@ impl Server {
         client: tavo_llm::Client,
     ) -> Result<Self, ServeError> {
         config.validate()?;
-        // The engine every door builds: the web tools, attached pages, and the enabled outside
-        // MCP servers (`tavo mcp-server`), here connected in the background so a slow server
-        // never delays the start.
-        let tavo_engine::BuiltEngine {
-            engine,
-            mcp_servers: servers,
-            pages,
-        } = tavo_engine::Engine::builder(store.clone(), tavo_engine::McpStart::Background)
-            .client(client)
-            .build()
-            .await
-            .map_err(|e| match e {
-                tavo_engine::EngineError::Registry(e) => ServeError::Registry(e),
-                e => ServeError::Engine(e.to_string()),
-            })?;
-        let registry = engine.registry();
-        // The tokenizer's pattern compiles in the background (a few ms of CPU, once), off every
-        // reply's path; its tables are in the executable.
-        engine.warm_tokenizers();
-        // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
-        let recovered = tokio::task::spawn_blocking({
-            let engine = engine.clone();
-            move || engine.recover()
-        })
-        .await
-        .map_err(|e| ServeError::Engine(e.to_string()))?
-        .map_err(|e| ServeError::Engine(e.to_string()))?;
-        if !recovered.is_empty() {
-            tracing::info!(
-                count = recovered.len(),
-                "cancelled replies interrupted by the last shutdown"
-            );
-        }
-        let hub = Hub::new(config.limits.sse_buffer);
-        let trimmer = memory::Trimmer::default();
-        // Start-up frees what it only needed once (migrations, the recovery, the tokenizer
-        // pattern's compilation): ≈ 3.3 MB of heap that glibc would otherwise keep while the
-        // server sits idle, and the executable's pages only start-up ran (issue 29; figures in
-        // BENCHMARKS.md).
-        memory::after_start(&trimmer);
-        let state = AppState {
-            mcp_servers: servers,
-            pages,
-            replies: replies::Replies::new(engine, hub.clone(), trimmer.clone()),
-            trimmer,
-            upload_dir: config.data_dir.join("tmp").join("uploads"),
-            guard: Arc::new(security::Guard::new(&config)),
-            config: Arc::new(config),
-            store,
-            registry,
-            hub,
-            shutdown: CancellationToken::new(),
-            gate: Arc::new(tokio::sync::Semaphore::new(state::BLOCKING_CONCURRENCY)),
-        };
-        // `tts` playback events reach the open app on the global event stream.
-        routes::tts::attach(&state);
-        // Spool files of uploads a killed process left behind.
-        if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(error = %e, "cannot clear the upload spool folder");
-        }
-        let listener = TcpListener::bind(state.config.addr)
-            .await
-            .map_err(|source| ServeError::Bind {
-                addr: state.config.addr,
-                source,
-            })?;
+        let state = build_state(config, store, client).await?;
+        let listener = listen(state.config.addr).await?;
         let router = app(state.clone());
         Ok(Server {
             listener,
@@ -205,54 +147,151 @@ impl Server {
         self,
         signal: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let shutdown = self.state.shutdown.clone();
-        let stop = shutdown.clone();
-        // Routes resolved once, then shared by every connection: `serve(listener, router)`
-        // would copy the whole route table for each connection.
-        let router = self
-            .router
-            .with_state::<()>(())
-            // The peer's address decides `mcp.scope loopback`.
-            .into_make_service_with_connect_info::<SocketAddr>();
-        // Event streams are many small writes, each of which should leave at once: with
-        // Nagle's algorithm on, a small write waits while an earlier one is unacknowledged,
-        // and a delayed ACK can hold it for tens of milliseconds. hyper already writes each
-        // response or event in whole frames, so this costs nothing in packet count.
-        let listener = self.listener.tap_io(|stream| {
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
-            }
-        });
-        let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
-            signal.await;
-            tracing::info!("shutting down: finishing requests in flight");
-            stop.cancel();
-        });
-        let serve = tokio::spawn(serve.into_future());
-        tokio::pin!(serve);
-        tokio::select! {
-            result = &mut serve => return flatten(result),
-            () = shutdown.cancelled() => {}
+        let replies = self.state.replies.clone();
+        serve(
+            self.listener,
+            self.router,
+            self.state.shutdown.clone(),
+            signal,
+            move || replies.live(),
+        )
+        .await
+    }
+}
+
+/// Binds the listening socket.
+pub(crate) async fn listen(addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// One library's state: its engine (web tools, attached pages, the enabled outside MCP
+/// servers, connected in the background so a slow server never delays the start), the
+/// recovery of replies a previous process left, the hub.
+pub(crate) async fn build_state(
+    config: ServeConfig,
+    store: Store,
+    client: tavo_llm::Client,
+) -> Result<AppState, ServeError> {
+    let tavo_engine::BuiltEngine {
+        engine,
+        mcp_servers: servers,
+        pages,
+    } = tavo_engine::Engine::builder(store.clone(), tavo_engine::McpStart::Background)
+        .client(client)
+        .build()
+        .await
+        .map_err(|e| match e {
+            tavo_engine::EngineError::Registry(e) => ServeError::Registry(e),
+            e => ServeError::Engine(e.to_string()),
+        })?;
+    let registry = engine.registry();
+    // The tokenizer's pattern compiles in the background (a few ms of CPU, once), off every
+    // reply's path; its tables are in the executable.
+    engine.warm_tokenizers();
+    // Seed: a reply a previous process left running or waiting is cancelled, never replayed.
+    let recovered = tokio::task::spawn_blocking({
+        let engine = engine.clone();
+        move || engine.recover()
+    })
+    .await
+    .map_err(|e| ServeError::Engine(e.to_string()))?
+    .map_err(|e| ServeError::Engine(e.to_string()))?;
+    if !recovered.is_empty() {
+        tracing::info!(
+            count = recovered.len(),
+            "cancelled replies interrupted by the last shutdown"
+        );
+    }
+    let hub = Hub::new(config.limits.sse_buffer);
+    let trimmer = memory::Trimmer::default();
+    // Start-up frees what it only needed once (migrations, the recovery, the tokenizer
+    // pattern's compilation): ≈ 3.3 MB of heap that glibc would otherwise keep while the
+    // server sits idle, and the executable's pages only start-up ran (issue 29; figures in
+    // BENCHMARKS.md).
+    memory::after_start(&trimmer);
+    let state = AppState {
+        mcp_servers: servers,
+        pages,
+        replies: replies::Replies::new(engine, hub.clone(), trimmer.clone()),
+        trimmer,
+        upload_dir: config.data_dir.join("tmp").join("uploads"),
+        guard: Arc::new(security::Guard::new(&config)),
+        config: Arc::new(config),
+        store,
+        registry,
+        hub,
+        shutdown: CancellationToken::new(),
+        gate: Arc::new(tokio::sync::Semaphore::new(state::BLOCKING_CONCURRENCY)),
+        url_prefix: String::new(),
+    };
+    // `tts` playback events reach the open app on the global event stream.
+    routes::tts::attach(&state);
+    // Spool files of uploads a killed process left behind.
+    if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(error = %e, "cannot clear the upload spool folder");
+    }
+    Ok(state)
+}
+
+/// Serves `router` until `signal` completes, then stops accepting, ends the event streams
+/// (`shutdown`), cancels the replies `live` lists (their partial text saved) and waits up to
+/// [`DRAIN_TIMEOUT`] for requests in flight.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+    signal: impl Future<Output = ()> + Send + 'static,
+    live: impl FnOnce() -> Vec<tavo_engine::ReplyHandle>,
+) -> Result<(), ServeError> {
+    let stop = shutdown.clone();
+    // Routes resolved once, then shared by every connection: `serve(listener, router)`
+    // would copy the whole route table for each connection.
+    let router = router
+        .with_state::<()>(())
+        // The peer's address decides `mcp.scope loopback`.
+        .into_make_service_with_connect_info::<SocketAddr>();
+    // Event streams are many small writes, each of which should leave at once: with
+    // Nagle's algorithm on, a small write waits while an earlier one is unacknowledged,
+    // and a delayed ACK can hold it for tens of milliseconds. hyper already writes each
+    // response or event in whole frames, so this costs nothing in packet count.
+    let listener = listener.tap_io(|stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a connection");
         }
-        // Replies end as `cancelled` with their partial text saved, rather than being found
-        // `running` at the next start.
-        let live = self.state.replies.live();
-        for reply in &live {
-            reply.cancel();
-        }
-        let ended = futures_util::future::join_all(live.iter().map(|r| r.wait()));
-        if tokio::time::timeout(Duration::from_secs(3), ended)
-            .await
-            .is_err()
-        {
-            tracing::warn!("some replies did not end within 3 s; the next start cancels them");
-        }
-        match tokio::time::timeout(DRAIN_TIMEOUT, &mut serve).await {
-            Ok(result) => flatten(result),
-            Err(_) => {
-                tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
-                Ok(())
-            }
+    });
+    let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+        signal.await;
+        tracing::info!("shutting down: finishing requests in flight");
+        stop.cancel();
+    });
+    let serve = tokio::spawn(serve.into_future());
+    tokio::pin!(serve);
+    tokio::select! {
+        result = &mut serve => return flatten(result),
+        () = shutdown.cancelled() => {}
+    }
+    // Replies end as `cancelled` with their partial text saved, rather than being found
+    // `running` at the next start.
+    let live = live();
+    for reply in &live {
+        reply.cancel();
+    }
+    let ended = futures_util::future::join_all(live.iter().map(|r| r.wait()));
+    if tokio::time::timeout(Duration::from_secs(3), ended)
+        .await
+        .is_err()
+    {
+        tracing::warn!("some replies did not end within 3 s; the next start cancels them");
+    }
+    match tokio::time::timeout(DRAIN_TIMEOUT, &mut serve).await {
+        Ok(result) => flatten(result),
+        Err(_) => {
+            tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
+            Ok(())
         }
     }
 }

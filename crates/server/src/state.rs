@@ -42,6 +42,10 @@ pub struct AppState {
     pub mcp_servers: tavo_engine::mcp_servers::McpServers,
     /// Browser pages attached for their function tools (`/api/pages`).
     pub pages: tavo_engine::pages::Pages,
+    /// Where this library's URLs live on the server: empty on a single-user server, `/u/<id>`
+    /// for a user's library on a server with accounts (signed file URLs, which a sandboxed
+    /// frame fetches without the session cookie, name their library this way).
+    pub url_prefix: String,
 }
 
 /// Library tasks of requests that run at once. The library is one SQLite connection, so more

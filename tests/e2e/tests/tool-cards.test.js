@@ -2,7 +2,9 @@
 // 001 "saved in the visible history with inspectable parameters and results"): a generated
 // image right under its card, opening full size, still there after a reload; every card opens
 // its call from the audit log (arguments, result, time, error code); and Settings › Storage ›
-// Tool-call log lists the calls, filters by chat and tool, and clears (the cards stay).
+// Tool-call log lists the calls, filters by chat and tool, and clears (the cards stay); the next
+// prompt sends the earlier calls and results back (issue 30 item 11), shown by the prompt
+// inspector, until the log is cleared.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { imageProvider } from '../lib/images.js';
@@ -87,6 +89,21 @@ test('a generated image shows under its card, opens full size and stays after a 
   await page.close();
 });
 
+test('the next prompt sends the earlier calls and their results back; the prompt inspector shows them', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${tavo.url}/chats/${chatId}/prompt`);
+  const earlier = page.getByRole('region', { name: 'Earlier tool calls' });
+  await earlier.getByText('2 tool rounds sent back as calls and results.').waitFor();
+  const calls = await page.getByRole('list', { name: 'Tool calls' }).locator('li > code:first-child').allInnerTexts();
+  assert.deepEqual(calls, ['tavo_image_generate', 'tavo_file_save', 'tavo_file_load']);
+  const messages = page.getByRole('region', { name: 'Messages' });
+  await messages.getByText(/resource_not_found/).first().waitFor();
+  await shot(page, 'prompt-inspector-tool-rounds');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('the tool-call log lists, filters by chat and tool, and clears; the cards stay', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
@@ -117,6 +134,9 @@ test('the tool-call log lists, filters by chat and tool, and clears; the cards s
   await page.goto(`${tavo.url}/chats/${chatId}`);
   await page.getByRole('status', { name: /Tool tavo_file_save: done/ }).click();
   await page.getByText('The audit log no longer holds this call').waitFor();
+  // The rounds kept for prompts went with the log: the calls go back as their summary lines.
+  await page.goto(`${tavo.url}/chats/${chatId}/prompt`);
+  await page.getByRole('region', { name: 'Earlier tool calls' }).getByText(/as their summary line: .*log cleared/).waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -14,7 +14,13 @@ export function AppTheme() {
       setCss('');
       return;
     }
-    op('tavo_theme_get', { id }).then((t) => setCss(themeCss(t)), () => setCss(''));
+    // Library events come in bursts (a reply writes messages, a tool the theme): only the
+    // newest read may set the style, or an older answer arriving late would undo a change.
+    let current = true;
+    op('tavo_theme_get', { id }).then((t) => current && setCss(themeCss(t)), () => current && setCss(''));
+    return () => {
+      current = false;
+    };
   }, [id, libraryTick.value]);
   return css ? html`<style id="tavo-theme">${css}</style>` : null;
 }

@@ -25,7 +25,12 @@ const LORE_MARKERS = { worldInfoBefore: 'lorebookBefore', worldInfoAfter: 'loreb
 /** Sources that are neither a preset entry nor a card field. @type {Record<string, string>} */
 const SOURCE_NAMES = {
   chatHistory: 'chat history', dialogueExamples: 'example dialogue', chatStart: 'chat start', groupNudge: 'group nudge',
-  memory: 'long-term memory', toolHint: 'tool-use hint',
+  memory: 'long-term memory', toolHint: 'tool-use hint', toolRounds: 'an earlier reply\'s tool round',
+};
+
+/** Why earlier tool calls went back as their one-line summary. */
+const FOLD_REASONS = {
+  budget: 'over the result budget', logCleared: 'log cleared', otherSwipe: 'another swipe', merged: 'merged by the converter',
 };
 
 /** @param {any} r */
@@ -93,6 +98,7 @@ export function PromptInspector({ id }) {
     <p class="muted">Model ${data.model} · connection ${data.connection || 'none (built-in defaults)'} · ${data.messages.length} messages ·
       ${t.total} of ${t.budget} tokens (${t.encoding}${t.estimated ? ', estimated' : ''}) · history ${t.historyIncluded}/${t.historyAvailable} messages</p>
     ${data.historyCut ? html`<p class="warning" role="alert">${data.historyCut}</p>` : null}
+    ${toolHistory(data.toolHistory)}
     <section aria-label="Token parts">
       <h2>Token parts</h2>
       <div class="budget-bar" role="img" aria-label=${`${t.total} of ${t.budget} tokens`}>
@@ -138,7 +144,22 @@ export function PromptInspector({ id }) {
       <ol class="prompt-messages">${data.messages.map((/** @type {any} */ m, /** @type {number} */ i) => html`<li key=${i} class=${'prompt-message role-' + m.role}>
         <span class="pill small">${m.role}</span>
         <span class="sources" data-testid="message-sources">from ${((data.messageSources || [])[i] || []).map(sourceLabel)}</span>
-        <pre>${m.content}</pre></li>`)}</ol>
+        ${m.toolCalls ? html`<ul class="prompt-calls" aria-label="Tool calls">${m.toolCalls.map((/** @type {any} */ c) => html`<li key=${c.id}><code>${c.name}</code> <code>${JSON.stringify(c.arguments)}</code></li>`)}</ul>` : null}
+        ${m.content ? html`<pre>${m.content}</pre>` : null}</li>`)}</ol>
     </section>
+  </section>`;
+}
+
+/**
+ * Earlier tool calls in this prompt: how many rounds went back, which messages were folded to
+ * their summary line and why, and what a provider switch changed.
+ * @param {any} h
+ */
+function toolHistory(h) {
+  if (!h || (!h.rounds && !(h.folded || []).length)) return null;
+  const folded = (h.folded || []).map((/** @type {any} */ f) => `message ${f.message} (${/** @type {any} */ (FOLD_REASONS)[f.reason] || f.reason})`);
+  return html`<section aria-label="Earlier tool calls"><h2>Earlier tool calls</h2>
+    <p>${h.rounds} tool round${h.rounds === 1 ? '' : 's'} sent back as calls and results${folded.length ? html`; as their summary line: ${folded.join(', ')}` : null}.</p>
+    ${(h.notes || []).map((/** @type {string} */ n, /** @type {number} */ i) => html`<p key=${i} class="muted">${n}</p>`)}
   </section>`;
 }

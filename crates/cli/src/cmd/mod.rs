@@ -26,5 +26,6 @@ pub mod show;
 pub mod tool;
 pub mod translate;
 pub mod tts;
+pub mod user;
 pub mod var;
 pub mod web;

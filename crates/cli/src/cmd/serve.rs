@@ -27,10 +27,14 @@ pub struct ServeArgs {
     /// for any address other than loopback.
     #[arg(long, env = "TAVO_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     token: Option<String>,
-    /// Config file (TOML: addr, token, allowed_hosts, [limits]). Default: <data-dir>/config.toml
-    /// when it exists.
+    /// Config file (TOML: addr, token, allowed_hosts, accounts, [limits]). Default:
+    /// <data-dir>/config.toml when it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Serve accounts: everyone logs in with a name and password (`tavo user add`) and has a
+    /// library of their own; the data folder's existing library is the first admin's.
+    #[arg(long)]
+    accounts: bool,
 }
 
 /// Runs `tavo serve`.
@@ -39,11 +43,20 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         addr: args.addr,
         token: args.token,
         config: args.config,
+        accounts: args.accounts,
     };
-    let config = match ServeConfig::resolve(ctx.data_dir(), overrides) {
+    let dir = if args.accounts {
+        ctx.root()
+    } else {
+        ctx.data_dir()
+    };
+    let config = match ServeConfig::resolve(dir, overrides) {
         Ok(c) => c,
         Err(
-            e @ (ConfigError::OpenToNetwork(_) | ConfigError::WeakToken(_) | ConfigError::Addr(_)),
+            e @ (ConfigError::OpenToNetwork(_)
+            | ConfigError::WeakToken(_)
+            | ConfigError::Addr(_)
+            | ConfigError::AccountsWithToken),
         ) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
@@ -51,6 +64,9 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     init_logging();
+    if config.accounts {
+        return serve_accounts(config, ctx);
+    }
     let store = open_store(ctx)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -69,6 +85,37 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         println!("http://{addr}");
         std::io::stdout().flush().ok();
         eprintln!("tavo serve: listening on http://{addr} (Ctrl-C to stop)");
+        server.run(tavo_server::shutdown_signal()).await?;
+        eprintln!("tavo serve: stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `tavo serve --accounts`: the front door with sessions, one library per user.
+fn serve_accounts(config: ServeConfig, ctx: &Context) -> anyhow::Result<ExitCode> {
+    let accounts = tavo_accounts::Accounts::open(ctx.root())
+        .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
+    let client = tavo_llm::Client::new().map_err(|e| anyhow::anyhow!(e.message))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server =
+            match tavo_server::AccountsServer::bind(config, std::sync::Arc::new(accounts), client)
+                .await
+            {
+                Ok(s) => s,
+                Err(e @ (ServeError::Bind { .. } | ServeError::NoUsers)) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::FAILURE);
+                }
+                Err(e) => return Err(anyhow::Error::from(e)),
+            };
+        let addr = server.local_addr()?;
+        println!("http://{addr}");
+        std::io::stdout().flush().ok();
+        eprintln!("tavo serve: listening on http://{addr} with accounts (Ctrl-C to stop)");
         server.run(tavo_server::shutdown_signal()).await?;
         eprintln!("tavo serve: stopped");
         Ok(ExitCode::SUCCESS)

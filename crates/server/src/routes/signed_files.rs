@@ -73,8 +73,10 @@ fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
 
 /// The signed text: version, chat, scope, name and expiry, one per line (a name holds no
 /// line break: the file-name rules and [`check_name`] refuse control characters).
-fn signature(chat: i64, scope: &str, name: &str, expires: u64) -> String {
-    let text = format!("tavo-file-url/v1\n{chat}\n{scope}\n{name}\n{expires}");
+/// `library` is the library's URL prefix (empty on a single-user server, `/u/<id>` for a user
+/// of a server with accounts), so a URL of one user's file is no URL of another's.
+fn signature(library: &str, chat: i64, scope: &str, name: &str, expires: u64) -> String {
+    let text = format!("tavo-file-url/v1\n{library}\n{chat}\n{scope}\n{name}\n{expires}");
     hex::encode(hmac(key(), text.as_bytes()))
 }
 
@@ -123,12 +125,12 @@ fn segment(s: &str) -> String {
     out
 }
 
-/// The signed URL of one file (a path on this server).
-pub fn signed_url(chat: i64, scope: &str, name: &str, expires: u64) -> String {
+/// The signed URL of one file (a path on this server, under the library's prefix).
+pub fn signed_url(library: &str, chat: i64, scope: &str, name: &str, expires: u64) -> String {
     format!(
-        "{PREFIX}chats/{chat}/files/{scope}/{}?e={expires}&s={}",
+        "{library}{PREFIX}chats/{chat}/files/{scope}/{}?e={expires}&s={}",
         segment(name),
-        signature(chat, scope, name, expires)
+        signature(library, chat, scope, name, expires)
     )
 }
 
@@ -211,7 +213,7 @@ pub async fn sign(
         check_scope(&scope)?;
         check_name(&f.name)?;
         urls.push(SignedFile {
-            url: signed_url(id, &scope, &f.name, expires),
+            url: signed_url(&state.url_prefix, id, &scope, &f.name, expires),
             name: f.name,
             scope,
         });
@@ -253,7 +255,7 @@ pub async fn serve(
     if check_scope(&scope).is_err() || check_name(&name).is_err() {
         return Err(refused("signature_invalid", "the signature does not match"));
     }
-    let expected = signature(id, &scope, &name, expires);
+    let expected = signature(&state.url_prefix, id, &scope, &name, expires);
     if !crate::security::constant_time_eq(expected.as_bytes(), sig.as_bytes()) {
         return Err(refused("signature_invalid", "the signature does not match"));
     }
@@ -283,12 +285,13 @@ mod tests {
             hex::encode(hmac(&k, b"Hi There")),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
         );
-        let base = signature(1, "chat", "a.png", 100);
+        let base = signature("", 1, "chat", "a.png", 100);
         for other in [
-            signature(2, "chat", "a.png", 100),
-            signature(1, "global", "a.png", 100),
-            signature(1, "chat", "b.png", 100),
-            signature(1, "chat", "a.png", 101),
+            signature("/u/2", 1, "chat", "a.png", 100),
+            signature("", 2, "chat", "a.png", 100),
+            signature("", 1, "global", "a.png", 100),
+            signature("", 1, "chat", "b.png", 100),
+            signature("", 1, "chat", "a.png", 101),
         ] {
             assert_ne!(base, other);
         }

@@ -1,0 +1,594 @@
+//! The accounts registry: `accounts.sqlite` in the data folder, with the users and the digests
+//! of their sessions.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite_migration::{M, Migrations};
+use serde::Serialize;
+
+use crate::error::AccountError;
+use crate::password;
+use crate::session::{ABSOLUTE_EXPIRY, IDLE_EXPIRY, SessionToken, TOUCH_EVERY};
+use crate::throttle::Throttle;
+
+/// The registry's file in the data folder.
+pub const ACCOUNTS_FILE: &str = "accounts.sqlite";
+
+/// The folder of a user's library relative to the data folder: `.` is the data folder itself.
+const ROOT_LIBRARY: &str = ".";
+
+const SCHEMA: &str = r#"
+CREATE TABLE users (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL UNIQUE,
+    admin      INTEGER NOT NULL DEFAULT 0,
+    disabled   INTEGER NOT NULL DEFAULT 0,
+    password   TEXT NOT NULL,
+    library    TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE sessions (
+    digest     TEXT PRIMARY KEY NOT NULL,
+    user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at INTEGER NOT NULL,
+    last_seen  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sessions_user ON sessions (user_id);
+"#;
+
+/// A user name: 1–32 characters of `a-z 0-9 _ - .`, starting with a letter or digit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct UserName(String);
+
+impl UserName {
+    /// Checks a name (given in any case; kept in lower case).
+    pub fn parse(name: &str) -> Result<Self, AccountError> {
+        let lower = name.trim().to_ascii_lowercase();
+        let ok = (1..=32).contains(&lower.len())
+            && lower
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+            && lower
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if ok {
+            Ok(UserName(lower))
+        } else {
+            Err(AccountError::BadName(name.to_owned()))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for UserName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A user as the registry knows them (never the password hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct User {
+    /// Stable id; never reused.
+    pub id: i64,
+    /// The login name.
+    pub name: String,
+    /// May manage users.
+    pub admin: bool,
+    /// May not log in; their sessions ended.
+    pub disabled: bool,
+    /// When the user was added (RFC 3339).
+    pub created_at: String,
+    /// Their library's folder, relative to the data folder (`.`: the data folder itself).
+    pub library: String,
+}
+
+/// A successful login: the user and the token of their new session.
+#[derive(Debug)]
+pub struct Login {
+    /// Who logged in.
+    pub user: User,
+    /// The new session (never one the browser sent before: no fixation).
+    pub token: SessionToken,
+}
+
+/// The registry. One connection, serialised; every call is short except the password checks,
+/// which callers run off their async executor.
+pub struct Accounts {
+    root: PathBuf,
+    conn: Mutex<Connection>,
+    throttle: Mutex<Throttle>,
+}
+
+impl std::fmt::Debug for Accounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Accounts")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+fn user_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+    Ok(User {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        admin: r.get::<_, i64>(2)? != 0,
+        disabled: r.get::<_, i64>(3)? != 0,
+        created_at: r.get(4)?,
+        library: r.get(5)?,
+    })
+}
+
+const USER_COLUMNS: &str = "id, name, admin, disabled, created_at, library";
+
+impl Accounts {
+    /// Whether the data folder has an accounts registry.
+    pub fn exists(root: &Path) -> bool {
+        root.join(ACCOUNTS_FILE).is_file()
+    }
+
+    /// Opens (or creates) the registry of the data folder `root`.
+    pub fn open(root: &Path) -> Result<Self, AccountError> {
+        std::fs::create_dir_all(root).map_err(|source| AccountError::Io {
+            context: format!("creating {}", root.display()),
+            source,
+        })?;
+        let mut conn = Connection::open(root.join(ACCOUNTS_FILE))
+            .map_err(AccountError::db("opening accounts.sqlite"))?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(AccountError::db("configuring accounts.sqlite"))?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(AccountError::db("configuring accounts.sqlite"))?;
+        Migrations::new(vec![M::up(SCHEMA)])
+            .to_latest(&mut conn)
+            .map_err(|e| AccountError::Migration(e.to_string()))?;
+        Ok(Accounts {
+            root: root.to_owned(),
+            conn: Mutex::new(conn),
+            throttle: Mutex::default(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every user, by id.
+    pub fn list(&self) -> Result<Vec<User>, AccountError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!("SELECT {USER_COLUMNS} FROM users ORDER BY id"))
+            .map_err(AccountError::db("listing users"))?;
+        let rows = stmt
+            .query_map([], user_of)
+            .map_err(AccountError::db("listing users"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(AccountError::db("listing users"))
+    }
+
+    /// One user by name.
+    pub fn get(&self, name: &str) -> Result<User, AccountError> {
+        let name = UserName::parse(name)?;
+        self.lock()
+            .query_row(
+                &format!("SELECT {USER_COLUMNS} FROM users WHERE name = ?1"),
+                [name.as_str()],
+                user_of,
+            )
+            .optional()
+            .map_err(AccountError::db("reading a user"))?
+            .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
+    }
+
+    /// Adds a user. The first admin gets the data folder's own library (an existing
+    /// single-user library becomes theirs, unchanged); everyone else `users/<id>/`.
+    pub fn add(&self, name: &str, password: &str, admin: bool) -> Result<User, AccountError> {
+        let name = UserName::parse(name)?;
+        let hash = password::hash(password)?;
+        let conn = self.lock();
+        let root_taken: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM users WHERE library = ?1)",
+                [ROOT_LIBRARY],
+                |r| r.get(0),
+            )
+            .map_err(AccountError::db("adding a user"))?;
+        let created = chrono::Utc::now().to_rfc3339();
+        let inserted = conn.execute(
+            "INSERT INTO users (name, admin, password, library, created_at) VALUES (?1, ?2, ?3, '', ?4)",
+            params![name.as_str(), admin, hash, created],
+        );
+        match inserted {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                return Err(AccountError::Exists(name.to_string()));
+            }
+            other => {
+                other.map_err(AccountError::db("adding a user"))?;
+            }
+        }
+        let id = conn.last_insert_rowid();
+        let library = if admin && !root_taken {
+            ROOT_LIBRARY.to_owned()
+        } else {
+            format!("users/{id}")
+        };
+        conn.execute(
+            "UPDATE users SET library = ?1 WHERE id = ?2",
+            params![library, id],
+        )
+        .map_err(AccountError::db("adding a user"))?;
+        drop(conn);
+        let user = self.get(name.as_str())?;
+        std::fs::create_dir_all(self.library_dir(&user)).map_err(|source| AccountError::Io {
+            context: format!("creating the library folder of {name}"),
+            source,
+        })?;
+        Ok(user)
+    }
+
+    /// The folder of a user's library.
+    pub fn library_dir(&self, user: &User) -> PathBuf {
+        if user.library == ROOT_LIBRARY {
+            self.root.clone()
+        } else {
+            self.root.join(&user.library)
+        }
+    }
+
+    /// Changes a user's password; every session of theirs ends.
+    pub fn set_password(&self, name: &str, password: &str) -> Result<User, AccountError> {
+        let user = self.get(name)?;
+        let hash = password::hash(password)?;
+        let conn = self.lock();
+        conn.execute(
+            "UPDATE users SET password = ?1 WHERE id = ?2",
+            params![hash, user.id],
+        )
+        .map_err(AccountError::db("changing a password"))?;
+        conn.execute("DELETE FROM sessions WHERE user_id = ?1", [user.id])
+            .map_err(AccountError::db("ending sessions"))?;
+        Ok(user)
+    }
+
+    fn other_active_admins(&self, user: &User) -> Result<i64, AccountError> {
+        self.lock()
+            .query_row(
+                "SELECT count(*) FROM users WHERE admin = 1 AND disabled = 0 AND id <> ?1",
+                [user.id],
+                |r| r.get(0),
+            )
+            .map_err(AccountError::db("counting admins"))
+    }
+
+    /// Disables (or enables) a user; disabling ends their sessions.
+    pub fn set_disabled(&self, name: &str, disabled: bool) -> Result<User, AccountError> {
+        let user = self.get(name)?;
+        if disabled && user.admin && !user.disabled && self.other_active_admins(&user)? == 0 {
+            return Err(AccountError::LastAdmin(user.name));
+        }
+        let conn = self.lock();
+        conn.execute(
+            "UPDATE users SET disabled = ?1 WHERE id = ?2",
+            params![disabled, user.id],
+        )
+        .map_err(AccountError::db("disabling a user"))?;
+        if disabled {
+            conn.execute("DELETE FROM sessions WHERE user_id = ?1", [user.id])
+                .map_err(AccountError::db("ending sessions"))?;
+        }
+        drop(conn);
+        self.get(name)
+    }
+
+    /// Makes a user admin or not (the last admin stays one).
+    pub fn set_admin(&self, name: &str, admin: bool) -> Result<User, AccountError> {
+        let user = self.get(name)?;
+        if !admin && user.admin && self.other_active_admins(&user)? == 0 {
+            return Err(AccountError::LastAdmin(user.name));
+        }
+        self.lock()
+            .execute(
+                "UPDATE users SET admin = ?1 WHERE id = ?2",
+                params![admin, user.id],
+            )
+            .map_err(AccountError::db("changing a user"))?;
+        self.get(name)
+    }
+
+    /// Removes a user and their sessions; their library folder goes too unless `keep_data`.
+    /// Returns the user as they were.
+    pub fn remove(&self, name: &str, keep_data: bool) -> Result<User, AccountError> {
+        let user = self.get(name)?;
+        if user.admin && !user.disabled && self.other_active_admins(&user)? == 0 {
+            return Err(AccountError::LastAdmin(user.name));
+        }
+        if user.library == ROOT_LIBRARY && !keep_data {
+            return Err(AccountError::OwnsRootLibrary(user.name));
+        }
+        self.lock()
+            .execute("DELETE FROM users WHERE id = ?1", [user.id])
+            .map_err(AccountError::db("removing a user"))?;
+        if !keep_data {
+            let dir = self.library_dir(&user);
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => {
+                    return Err(AccountError::Io {
+                        context: format!("deleting {}", dir.display()),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(user)
+    }
+
+    /// Checks a login. Throttled attempts are refused before any password is hashed; a wrong
+    /// name costs as long as a wrong password; a disabled account says so only to someone who
+    /// knows its password.
+    pub fn login(
+        &self,
+        name: &str,
+        password: &str,
+        address: IpAddr,
+    ) -> Result<Login, AccountError> {
+        let key = name.trim().to_ascii_lowercase();
+        let now = Instant::now();
+        self.throttle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .admit(&key, address, now)?;
+        let found: Option<(User, String)> = match UserName::parse(&key) {
+            Ok(n) => self
+                .lock()
+                .query_row(
+                    &format!("SELECT {USER_COLUMNS}, password FROM users WHERE name = ?1"),
+                    [n.as_str()],
+                    |r| Ok((user_of(r)?, r.get::<_, String>(6)?)),
+                )
+                .optional()
+                .map_err(AccountError::db("checking a login"))?,
+            Err(_) => None,
+        };
+        let ok = match &found {
+            Some((_, hash)) => password::verify(password, hash),
+            None => {
+                let _ = password::verify(password, password::decoy());
+                false
+            }
+        };
+        let mut throttle = self.throttle.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((user, _)) = found.filter(|_| ok) else {
+            throttle.failed(&key, address, now);
+            return Err(AccountError::WrongCredentials);
+        };
+        throttle.succeeded(&key);
+        drop(throttle);
+        if user.disabled {
+            return Err(AccountError::Disabled);
+        }
+        let token = SessionToken::new();
+        let at = unix_now();
+        self.lock()
+            .execute(
+                "INSERT INTO sessions (digest, user_id, created_at, last_seen) VALUES (?1, ?2, ?3, ?3)",
+                params![token.digest(), user.id, at],
+            )
+            .map_err(AccountError::db("opening a session"))?;
+        Ok(Login { user, token })
+    }
+
+    /// The user of a session token, when the session is live (not idle or too old, the user
+    /// enabled). Touches the session at most once a minute.
+    pub fn session(&self, token: &SessionToken) -> Result<Option<User>, AccountError> {
+        let now = unix_now();
+        let conn = self.lock();
+        let row: Option<(User, i64, i64)> = conn
+            .query_row(
+                "SELECT u.id, u.name, u.admin, u.disabled, u.created_at, u.library, s.created_at, s.last_seen \
+                 FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.digest = ?1",
+                [token.digest()],
+                |r| Ok((user_of(r)?, r.get(6)?, r.get(7)?)),
+            )
+            .optional()
+            .map_err(AccountError::db("reading a session"))?;
+        let Some((user, created, seen)) = row else {
+            return Ok(None);
+        };
+        let expired = now - seen > IDLE_EXPIRY.as_secs() as i64
+            || now - created > ABSOLUTE_EXPIRY.as_secs() as i64;
+        if expired || user.disabled {
+            conn.execute("DELETE FROM sessions WHERE digest = ?1", [token.digest()])
+                .map_err(AccountError::db("ending a session"))?;
+            return Ok(None);
+        }
+        if now - seen >= TOUCH_EVERY.as_secs() as i64 {
+            conn.execute(
+                "UPDATE sessions SET last_seen = ?1 WHERE digest = ?2",
+                params![now, token.digest()],
+            )
+            .map_err(AccountError::db("touching a session"))?;
+        }
+        Ok(Some(user))
+    }
+
+    /// Ends one session.
+    pub fn logout(&self, token: &SessionToken) -> Result<(), AccountError> {
+        self.lock()
+            .execute("DELETE FROM sessions WHERE digest = ?1", [token.digest()])
+            .map_err(AccountError::db("ending a session"))?;
+        Ok(())
+    }
+
+    /// Ends every session of a user; returns how many there were.
+    pub fn logout_everywhere(&self, user: i64) -> Result<usize, AccountError> {
+        self.lock()
+            .execute("DELETE FROM sessions WHERE user_id = ?1", [user])
+            .map_err(AccountError::db("ending sessions"))
+    }
+
+    /// Bytes a user's library takes on disk (the data folder's own library counts without the
+    /// other users' folders and the registry).
+    pub fn usage(&self, user: &User) -> u64 {
+        let dir = self.library_dir(user);
+        let skip: Vec<PathBuf> = if user.library == ROOT_LIBRARY {
+            vec![
+                self.root.join("users"),
+                self.root.join(ACCOUNTS_FILE),
+                self.root.join(format!("{ACCOUNTS_FILE}-wal")),
+                self.root.join(format!("{ACCOUNTS_FILE}-shm")),
+            ]
+        } else {
+            Vec::new()
+        };
+        dir_size(&dir, &skip)
+    }
+
+    /// Makes a session's times as if it were `idle` seconds idle and `age` seconds old (tests
+    /// of expiry, which cannot wait a week).
+    #[doc(hidden)]
+    pub fn age_session(
+        &self,
+        token: &SessionToken,
+        age: i64,
+        idle: i64,
+    ) -> Result<(), AccountError> {
+        let now = unix_now();
+        self.lock()
+            .execute(
+                "UPDATE sessions SET created_at = ?1, last_seen = ?2 WHERE digest = ?3",
+                params![now - age, now - idle, token.digest()],
+            )
+            .map_err(AccountError::db("ageing a session"))?;
+        Ok(())
+    }
+}
+
+fn dir_size(dir: &Path, skip: &[PathBuf]) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| !skip.contains(&e.path()))
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path(), skip),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    const HERE: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+    fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+        r.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_first_admin_owns_the_data_folders_library_and_others_get_their_own() {
+        let dir = ok(tempfile::tempdir());
+        let a = ok(Accounts::open(dir.path()));
+        let bob = ok(a.add("Bob", "password-b", false));
+        let ann = ok(a.add("ann", "password-a", true));
+        let cid = ok(a.add("cid", "password-c", true));
+        assert_eq!(bob.name, "bob");
+        assert_eq!(a.library_dir(&ann), dir.path());
+        assert_eq!(
+            a.library_dir(&bob),
+            dir.path().join(format!("users/{}", bob.id))
+        );
+        assert_eq!(cid.library, format!("users/{}", cid.id));
+        assert!(matches!(
+            a.add("ANN", "password-x", false),
+            Err(AccountError::Exists(_))
+        ));
+        assert!(matches!(
+            a.add("../x", "password-x", false),
+            Err(AccountError::BadName(_))
+        ));
+        assert!(matches!(
+            a.remove("ann", false),
+            Err(AccountError::OwnsRootLibrary(_))
+        ));
+        ok(a.remove("bob", false));
+        assert!(!dir.path().join(format!("users/{}", bob.id)).exists());
+    }
+
+    #[test]
+    fn sessions_start_at_login_end_at_logout_expiry_password_change_and_disable() {
+        let dir = ok(tempfile::tempdir());
+        let a = ok(Accounts::open(dir.path()));
+        ok(a.add("ann", "password-a", true));
+        ok(a.add("bob", "password-b", false));
+        assert!(matches!(
+            a.login("ann", "wrong-pass", HERE),
+            Err(AccountError::WrongCredentials)
+        ));
+        assert!(matches!(
+            a.login("nobody", "password-a", HERE),
+            Err(AccountError::WrongCredentials)
+        ));
+        let one = ok(a.login("ANN", "password-a", HERE));
+        let two = ok(a.login("ann", "password-a", HERE));
+        assert_ne!(one.token, two.token, "each login a new session");
+        assert_eq!(
+            ok(a.session(&one.token)).map(|u| u.name),
+            Some("ann".into())
+        );
+        ok(a.logout(&one.token));
+        assert_eq!(ok(a.session(&one.token)), None);
+        assert!(ok(a.session(&two.token)).is_some());
+        ok(a.age_session(&two.token, 10, IDLE_EXPIRY.as_secs() as i64 + 1));
+        assert_eq!(ok(a.session(&two.token)), None, "idle expiry");
+        let three = ok(a.login("ann", "password-a", HERE));
+        ok(a.age_session(&three.token, ABSOLUTE_EXPIRY.as_secs() as i64 + 1, 0));
+        assert_eq!(ok(a.session(&three.token)), None, "absolute expiry");
+
+        let b = ok(a.login("bob", "password-b", HERE));
+        ok(a.set_password("bob", "password-b2"));
+        assert_eq!(
+            ok(a.session(&b.token)),
+            None,
+            "a new password ends sessions"
+        );
+        let b = ok(a.login("bob", "password-b2", HERE));
+        ok(a.set_disabled("bob", true));
+        assert_eq!(ok(a.session(&b.token)), None);
+        assert!(matches!(
+            a.login("bob", "password-b2", HERE),
+            Err(AccountError::Disabled)
+        ));
+        assert!(matches!(
+            a.set_disabled("ann", true),
+            Err(AccountError::LastAdmin(_))
+        ));
+        assert_eq!(ok(a.session(&SessionToken::from_cookie("forged"))), None);
+    }
+}
