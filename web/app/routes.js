@@ -6,7 +6,7 @@
  *   | {name: 'chats'} | {name: 'settings'} | {name: 'notfound', path: string}
  *   | {name: 'characterEdit', id: number} | {name: 'preset', id: number} | {name: 'lorebook', id: number}
  *   | {name: 'regex', id: number} | {name: 'prompt', id: number} | {name: 'themes'}
- *   | {name: 'assets', kind: 'preset'|'lorebook'|'regex'} | {name: 'plugins'} | {name: 'plugin', id: string} | {name: 'logs'}} Route
+ *   | {name: 'assets', kind: 'preset'|'lorebook'|'regex'} | {name: 'plugins'} | {name: 'plugin', id: string} | {name: 'logs'} | {name: 'users'}} Route
  */
 
 /** @param {string} path @returns {Route} */
@@ -23,6 +23,8 @@ export function parse(path) {
   if (p === '/settings/plugins') return { name: 'plugins' };
   // Settings › Storage › Logs: the tool-call audit log.
   if (p === '/settings/logs') return { name: 'logs' };
+  // A server with accounts: its admin's users screen.
+  if (p === '/settings/users') return { name: 'users' };
   if ((m = /^\/settings\/plugins\/([^/]+)(?:\/settings)?$/.exec(p))) return { name: 'plugin', id: decodeURIComponent(m[1]) };
   // The workbench (issue 16): editors, the prompt inspector, themes.
   if ((m = /^\/characters\/(\d+)\/edit$/.exec(p))) return { name: 'characterEdit', id: Number(m[1]) };

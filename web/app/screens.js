@@ -16,6 +16,7 @@ const SCREENS = {
   plugins: { load: () => import('./components/PluginList.js'), name: 'PluginList' },
   plugin: { load: () => import('./components/PluginSettings.js'), name: 'PluginSettings' },
   logs: { load: () => import('./components/AuditLog.js'), name: 'AuditLog' },
+  users: { load: () => import('./components/Users.js'), name: 'Users' },
   characterEdit: { load: () => import('./components/CharacterEditor.js'), name: 'CharacterEditor' },
   preset: { load: () => import('./components/PresetEditor.js'), name: 'PresetEditor' },
   lorebook: { load: () => import('./components/LorebookEditor.js'), name: 'LorebookEditor' },

@@ -27,6 +27,10 @@ import { followCurrentTheme } from './themeCss.js';
 /** 'checking' | 'login' | 'ready' */
 export const session = signal(/** @type {'checking'|'login'|'ready'} */ ('checking'));
 export const authRequired = signal(false);
+/** Whether the server has accounts (`tavo serve --accounts`): the login asks a name and a password. */
+export const accountsMode = signal(false);
+/** The user logged in on a server with accounts. @type {import('@preact/signals').Signal<{id: number, name: string, admin: boolean}|null>} */
+export const currentUser = signal(/** @type {{id: number, name: string, admin: boolean}|null} */ (null));
 
 setUnauthorizedHandler(() => {
   session.value = 'login';
@@ -36,7 +40,11 @@ export async function checkSession() {
   try {
     const health = await get('/api/health');
     authRequired.value = !!health.authRequired;
-    if (health.authRequired) {
+    accountsMode.value = !!health.accounts;
+    if (health.accounts) {
+      // Whose session the cookie holds (401: none).
+      currentUser.value = (await get('/api/session')).user;
+    } else if (health.authRequired) {
       // Whether the session cookie is still good.
       await get('/api/replies');
     }
@@ -51,15 +59,24 @@ export async function checkSession() {
   }
 }
 
-/** @param {string} token */
-export async function login(token) {
-  await post('/api/session', { token });
+/**
+ * Logs in with the access token, or on a server with accounts with a name and a password.
+ * @param {string | {name: string, password: string}} credentials
+ */
+export async function login(credentials) {
+  if (typeof credentials === 'string') {
+    await post('/api/session', { token: credentials });
+  } else {
+    currentUser.value = (await post('/api/session', credentials)).user;
+  }
   session.value = 'ready';
   startGlobalEvents();
 }
 
-export async function logout() {
-  await del('/api/session');
+/** Logs this browser out, or with `everywhere` every session of the user. */
+export async function logout(everywhere = false) {
+  await del(everywhere ? '/api/session?everywhere=true' : '/api/session');
+  currentUser.value = null;
   session.value = 'login';
 }
 

@@ -38,7 +38,7 @@ process.on('exit', () => {
  * @param {string} cmd @param {string[]} args @param {Record<string, string>} [env]
  * @returns {Promise<{url: string, proc: import('node:child_process').ChildProcess, log: string[]}>}
  */
-function startProcess(cmd, args, env = {}) {
+export function startProcess(cmd, args, env = {}) {
   return new Promise((resolvePromise, reject) => {
     const proc = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(proc);

@@ -45,7 +45,7 @@ export function App() {
         ${nav('/lorebooks', 'Lorebooks', r.name === 'lorebook' || (r.name === 'assets' && r.kind === 'lorebook'))}
         ${nav('/regex', 'Regex', r.name === 'regex' || (r.name === 'assets' && r.kind === 'regex'))}
         ${nav('/themes', 'Themes', r.name === 'themes')}
-        ${nav('/settings', 'Settings', r.name === 'settings' || r.name === 'plugins' || r.name === 'plugin' || r.name === 'logs')}
+        ${nav('/settings', 'Settings', r.name === 'settings' || r.name === 'plugins' || r.name === 'plugin' || r.name === 'logs' || r.name === 'users')}
       </nav>
     </header>
     <${AppTheme} />

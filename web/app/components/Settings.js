@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link } from '../router.js';
 import { get, put, post } from '../api.js';
-import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble } from '../store.js';
+import { connections, loadConnections, saveConnection, removeConnection, makeDefaultConnection, toast, errorText, authRequired, logout, rendering, askBubble, currentUser } from '../store.js';
 import { ConnectionForm } from './ConnectionForm.js';
 import { McpPanel } from './McpPanel.js';
 import { SearchApiPanel } from './SearchApiPanel.js';
@@ -84,7 +84,25 @@ export function Settings() {
       <p><a class="button" href="/settings/logs" onClick=${link}>Tool-call log</a>
         <span class="muted"> Every tool call with its arguments and result; filter by chat and tool, or clear it.</span></p>
     </section>
-    ${authRequired.value ? html`<section><h2>Session</h2><button type="button" onClick=${() => act(logout)}>Log out</button></section>` : null}
+    ${authRequired.value ? html`<${SessionPanel} act=${act} />` : null}
+  </section>`;
+}
+
+/**
+ * Who is logged in, logging out (this browser, or every browser of the user), and for an admin
+ * of a server with accounts the way to the users screen.
+ * @param {{act: (f: () => Promise<any>) => any}} props
+ */
+function SessionPanel({ act }) {
+  const user = currentUser.value;
+  return html`<section aria-labelledby="session-title"><h2 id="session-title">Session</h2>
+    ${user ? html`<p>Logged in as <strong>${user.name}</strong>${user.admin ? ' (admin)' : ''}.</p>` : null}
+    <p><button type="button" onClick=${() => act(() => logout())}>Log out</button>
+      ${user ? html` <button type="button" onClick=${() => act(() => logout(true))}>Log out everywhere</button>` : null}</p>
+    ${user && user.admin
+      ? html`<p><a class="button" href="/settings/users" onClick=${link}>Users</a>
+          <span class="muted"> Add people to this server, reset a password, disable or remove an account.</span></p>`
+      : null}
   </section>`;
 }
 

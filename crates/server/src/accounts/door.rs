@@ -369,7 +369,7 @@ async fn tenant_of_mcp_token(door: &Door, bearer: &str) -> Option<Tenant> {
 async fn signed(
     State(door): State<Arc<Door>>,
     Path((id, _rest)): Path<(i64, String)>,
-    mut request: Request,
+    request: Request,
 ) -> Response {
     let accounts = door.tenants.accounts.clone();
     let user = tokio::task::spawn_blocking(move || accounts.list())
@@ -392,9 +392,18 @@ async fn signed(
     let Some(rest) = path_and_query.strip_prefix(&prefix) else {
         return ApiError::not_found("no such file").into_response();
     };
-    match rest.parse::<Uri>() {
-        Ok(uri) => *request.uri_mut() = uri,
-        Err(_) => return ApiError::not_found("no such file").into_response(),
+    let Ok(uri) = rest.parse::<Uri>() else {
+        return ApiError::not_found("no such file").into_response();
+    };
+    // A fresh request: this route's own path parameters must not reach the user's router,
+    // which would add its parameters to them.
+    let (parts, body) = request.into_parts();
+    let mut fresh = Request::new(body);
+    *fresh.method_mut() = parts.method;
+    *fresh.uri_mut() = uri;
+    *fresh.headers_mut() = parts.headers;
+    if let Some(c) = parts.extensions.get::<ConnectInfo<SocketAddr>>() {
+        fresh.extensions_mut().insert(*c);
     }
-    forward(t, request).await
+    forward(t, fresh).await
 }

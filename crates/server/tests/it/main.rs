@@ -4,6 +4,7 @@
 
 mod support;
 
+mod accounts;
 mod app_support;
 mod approvals;
 mod audit;
