@@ -65,6 +65,10 @@ pub struct FileConfig {
     pub limits: Option<Limits>,
     /// Serve accounts (`tavo user add`) instead of one library behind one token.
     pub accounts: Option<bool>,
+    /// With accounts: replies one user may have running at once.
+    pub max_replies_per_user: Option<usize>,
+    /// With accounts: the most megabytes one user's library may take (0: no limit).
+    pub quota_mb_per_user: Option<u64>,
 }
 
 /// The settings `tavo serve` runs with, after every source has been merged.
@@ -85,6 +89,26 @@ pub struct ServeConfig {
     /// Accounts on: every request needs a user's session, and each user has a library of
     /// their own (`tavo serve --accounts`).
     pub accounts: bool,
+    /// With accounts: what one user may use of the server.
+    pub user_limits: UserLimits,
+}
+
+/// What one user of a server with accounts may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserLimits {
+    /// Replies running at once (default 4).
+    pub max_replies: usize,
+    /// Bytes their library may take on disk; `None`: no limit (the default).
+    pub quota_bytes: Option<u64>,
+}
+
+impl Default for UserLimits {
+    fn default() -> Self {
+        UserLimits {
+            max_replies: 4,
+            quota_bytes: None,
+        }
+    }
 }
 
 impl std::fmt::Debug for ServeConfig {
@@ -183,6 +207,16 @@ impl ServeConfig {
             limits: file.limits.unwrap_or_default(),
             data_dir: data_dir.to_path_buf(),
             accounts: overrides.accounts || file.accounts.unwrap_or(false),
+            user_limits: UserLimits {
+                max_replies: file
+                    .max_replies_per_user
+                    .unwrap_or(UserLimits::default().max_replies)
+                    .max(1),
+                quota_bytes: file
+                    .quota_mb_per_user
+                    .filter(|mb| *mb > 0)
+                    .map(|mb| mb.saturating_mul(1024 * 1024)),
+            },
         };
         config.validate()?;
         Ok(config)
@@ -197,6 +231,7 @@ impl ServeConfig {
             limits: Limits::default(),
             data_dir: data_dir.into(),
             accounts: false,
+            user_limits: UserLimits::default(),
         }
     }
 

@@ -49,7 +49,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use accounts::{ACCOUNT_COOKIE, AccountsServer};
-pub use config::{ConfigError, Limits, Overrides, ServeConfig};
+pub use config::{ConfigError, Limits, Overrides, ServeConfig, UserLimits};
 pub use error::ApiError;
 pub use hub::Hub;
 pub use mcp::{McpServeError, TavoMcp, serve_stdio};

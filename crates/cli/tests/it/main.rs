@@ -4,6 +4,7 @@
 
 mod support;
 
+mod accounts_cli;
 mod approval_doors;
 mod audit_cli;
 mod connection_cli;

@@ -14,7 +14,10 @@
 //! - `GET /u/<id>/api/signed/…`: a signed file URL of user `<id>`'s library (a bubble's
 //!   sandboxed frame sends no cookie; the signature, which covers the prefix, is the key).
 //! - Anything else needs a session and goes to the user's own router, unchanged; without one
-//!   the app's files are served (its login page) and everything else is `401`.
+//!   the app's files are served (its login page) and everything else is `401`. The operator's
+//!   limits come first: a request that would start a reply beyond `max_replies_per_user` is
+//!   `429 limit_exceeded`, a write to a library over `quota_mb_per_user` is `507
+//!   quota_exceeded` (deletions always pass), and neither has written anything.
 //!
 //! The host check and the CSRF rules of the single-user guard apply here first, then again in
 //! the user's router.
@@ -47,6 +50,93 @@ pub struct Door {
     pub tenants: Tenants,
     /// Host check and CSRF (no token: sessions authenticate).
     pub guard: Arc<Guard>,
+    /// Each user's library size as last measured, and when (a walk of the folder is not free).
+    pub usage: std::sync::Mutex<std::collections::HashMap<i64, (std::time::Instant, u64)>>,
+}
+
+/// How long a measured library size is trusted.
+const USAGE_FRESH: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether a request starts a reply (a message sent, a reply asked for, a generation).
+fn starts_reply(method: &Method, path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/api/chats/") else {
+        return false;
+    };
+    let mut parts = rest.split('/');
+    let id_ok = parts
+        .next()
+        .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
+    *method == Method::POST
+        && id_ok
+        && matches!(
+            (parts.next(), parts.next()),
+            (Some("messages" | "replies" | "generate"), None)
+        )
+}
+
+impl Door {
+    /// The operator's limits for one user, checked before the request reaches their library,
+    /// so a refused request has written nothing.
+    async fn admit(&self, tenant: &Tenant, method: &Method, path: &str) -> ApiResult<()> {
+        let limits = self.tenants.limits();
+        if starts_reply(method, path) {
+            let live = tenant.state.replies.live().len();
+            if live >= limits.max_replies {
+                return Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "limit_exceeded",
+                    format!(
+                        "you have {live} replies running and this server allows {} per user; wait for one to end or stop one",
+                        limits.max_replies
+                    ),
+                ));
+            }
+        }
+        let writes = !matches!(
+            *method,
+            Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
+        );
+        if let (Some(quota), true) = (limits.quota_bytes, writes) {
+            let used = self.usage_of(&tenant.user).await;
+            if used >= quota {
+                let mb = |b: u64| b.div_ceil(1024 * 1024);
+                return Err(ApiError::new(
+                    StatusCode::INSUFFICIENT_STORAGE,
+                    "quota_exceeded",
+                    format!(
+                        "your library uses {} MB of its {} MB; delete chats, files or images to write again",
+                        mb(used),
+                        mb(quota)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A user's library size, measured at most every [`USAGE_FRESH`].
+    async fn usage_of(&self, user: &User) -> u64 {
+        let now = std::time::Instant::now();
+        if let Some((at, bytes)) = self
+            .usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&user.id)
+            && now.duration_since(*at) < USAGE_FRESH
+        {
+            return *bytes;
+        }
+        let accounts = self.tenants.accounts.clone();
+        let who = user.clone();
+        let bytes = tokio::task::spawn_blocking(move || accounts.usage(&who))
+            .await
+            .unwrap_or(0);
+        self.usage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(user.id, (now, bytes));
+        bytes
+    }
 }
 
 /// The door's routes.
@@ -287,7 +377,13 @@ async fn dispatch(State(door): State<Arc<Door>>, request: Request) -> Response {
     };
     match user {
         Some(user) => match tenant(&door, &user).await {
-            Ok(t) => forward(t, request).await,
+            Ok(t) => {
+                let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+                match door.admit(&t, &method, &path).await {
+                    Ok(()) => forward(t, request).await,
+                    Err(e) => e.into_response(),
+                }
+            }
             Err(e) => e.into_response(),
         },
         None => {

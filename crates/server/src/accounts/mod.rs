@@ -57,6 +57,7 @@ impl AccountsServer {
         let door = Arc::new(door::Door {
             tenants: tenants::Tenants::new(accounts, config, client, shutdown.clone()),
             guard,
+            usage: std::sync::Mutex::default(),
         });
         Ok(AccountsServer {
             listener,

@@ -60,6 +60,11 @@ impl Tenants {
         }
     }
 
+    /// What one user may use of the server.
+    pub fn limits(&self) -> crate::UserLimits {
+        self.base.user_limits
+    }
+
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Tenant>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }

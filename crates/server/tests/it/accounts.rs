@@ -28,12 +28,17 @@ struct AccountsLab {
 
 impl AccountsLab {
     async fn start() -> Self {
+        Self::start_with(tavo_server::UserLimits::default()).await
+    }
+
+    async fn start_with(limits: tavo_server::UserLimits) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let accounts = Arc::new(Accounts::open(dir.path()).expect("accounts"));
         accounts.add("ann", "password-ann", true).expect("ann");
         accounts.add("bob", "password-bob", false).expect("bob");
         let mut config = ServeConfig::local(dir.path());
         config.accounts = true;
+        config.user_limits = limits;
         let client = tavo_llm::Client::new().expect("client");
         let server = AccountsServer::bind(config, accounts.clone(), client)
             .await
@@ -619,4 +624,120 @@ async fn isolation_every_route_of_the_openapi_document_for_user_b() {
         with_params.len() + without.len(),
         op_names.len()
     );
+}
+
+#[tokio::test]
+async fn the_operators_limits_refuse_before_anything_is_written() {
+    use tavo_testkit::{MockProvider, Script, Turn, Wire};
+    let lab = AccountsLab::start_with(tavo_server::UserLimits {
+        max_replies: 1,
+        quota_bytes: None,
+    })
+    .await;
+    let bob = as_user(&lab.login("bob", "password-bob").await.expect("bob"));
+    let slow = Turn {
+        delay_ms: 150,
+        chunk: Some(4),
+        ..Turn::text("A long and slow answer that takes a while to arrive.")
+    };
+    let mock = MockProvider::start(Script::new(vec![slow.clone(), slow]))
+        .await
+        .expect("mock");
+    let r = bob
+        .post(lab.url("/api/connections"))
+        .json(&json!({"name": "mine", "source": "custom", "protocol": "openai-chat",
+                      "baseUrl": mock.base_url(Wire::OpenaiChat), "model": "m", "apiKey": "sk-bob-0123456789abcdef"}))
+        .send()
+        .await
+        .expect("connection");
+    assert_eq!(r.status().as_u16(), 200);
+    let c: Value = bob
+        .post(lab.url("/api/library/character"))
+        .json(&json!({"name": "Slowpoke", "firstMes": "Hi."}))
+        .send()
+        .await
+        .expect("character")
+        .json()
+        .await
+        .expect("json");
+    let chat: Value = bob
+        .post(lab.url("/api/chats"))
+        .json(&json!({"characters": [c["id"]], "greeting": false}))
+        .send()
+        .await
+        .expect("chat")
+        .json()
+        .await
+        .expect("json");
+    let other: Value = bob
+        .post(lab.url("/api/chats"))
+        .json(&json!({"characters": [c["id"]], "greeting": false}))
+        .send()
+        .await
+        .expect("chat")
+        .json()
+        .await
+        .expect("json");
+    let send = |chat: &Value| {
+        bob.post(lab.url(&format!("/api/chats/{}/messages", chat["id"])))
+            .json(&json!({"content": "go"}))
+            .send()
+    };
+    let first = send(&chat).await.expect("first");
+    let status = first.status().as_u16();
+    assert_eq!(
+        status,
+        202,
+        "{chat} {}",
+        first.text().await.unwrap_or_default()
+    );
+    let second = send(&other).await.expect("second");
+    assert_eq!(second.status().as_u16(), 429);
+    let body: Value = second.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "limit_exceeded", "{body}");
+    let msgs: Value = bob
+        .get(lab.url(&format!("/api/chats/{}/messages", other["id"])))
+        .send()
+        .await
+        .expect("messages")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        !msgs.to_string().contains("\"go\""),
+        "nothing half-written: {msgs}"
+    );
+}
+
+#[tokio::test]
+async fn a_library_over_its_quota_refuses_writes_but_reads_and_deletes() {
+    let lab = AccountsLab::start_with(tavo_server::UserLimits {
+        max_replies: 4,
+        quota_bytes: Some(1),
+    })
+    .await;
+    let bob = as_user(&lab.login("bob", "password-bob").await.expect("bob"));
+    let r = bob
+        .post(lab.url("/api/library/character"))
+        .json(&json!({"name": "Too much"}))
+        .send()
+        .await
+        .expect("write");
+    assert_eq!(r.status().as_u16(), 507);
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "quota_exceeded", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("delete"),
+        "{body}"
+    );
+    let list = bob
+        .get(lab.url("/api/library/character"))
+        .send()
+        .await
+        .expect("read");
+    assert_eq!(list.status().as_u16(), 200);
+    assert!(!list.text().await.unwrap_or_default().contains("Too much"));
 }
