@@ -251,7 +251,8 @@ function startGlobalEvents() {
         libraryTick.value++;
         for (const f of libraryListeners) f(ev.data);
         if (ev.data.kind === 'character') loadCharacters();
-        if (ev.data.kind === 'setting') loadRendering();
+        // A setting changed, or a theme tool ran (its `apply` rebinds the current theme).
+        if (ev.data.kind === 'setting' || (ev.data.kind === 'operation' && /^theme\./.test(String(ev.data.action || '')))) loadRendering();
       } else if (ev.event === 'tts') {
         for (const f of ttsListeners) f(ev.data);
       } else if (ev.event === 'reload') {

@@ -254,7 +254,7 @@ pub const JAVASCRIPT_SETTING: &str = "rendering.javascript";
 /// The current chat theme (seed 000: "更新或重新绑定当前主题时，WebView 会实时更新配置"): a library
 /// setting, so every door can change it and every open page follows at once (the `setting`
 /// library event); `0` is the app's own look, which the app also shows for a theme id that no longer exists.
-pub const THEME_SETTING: &str = "theme.current";
+pub const THEME_SETTING: &str = tavo_tools::theme_store::CURRENT_KEY;
 
 /// The values of [`JAVASCRIPT_SETTING`], the default first.
 pub const JAVASCRIPT_MODES: [&str; 3] = ["off", "ask", "auto"];

@@ -211,6 +211,15 @@ pub fn bound(store: &Store, chat: ChatId) -> Result<Theme, StoreError> {
         })
 }
 
+/// The setting that names the app's current theme (`0` or absent: the app's own look).
+pub const CURRENT_KEY: &str = "theme.current";
+
+/// Makes `id` the app's current theme (seed 000: "重新绑定当前主题"; every open page follows the
+/// setting at once).
+pub fn set_current(store: &Store, id: i64) -> Result<(), StoreError> {
+    store.setting_set(CURRENT_KEY, &json!(id))
+}
+
 /// Binds a chat to a theme (the UI re-renders without a reload).
 pub fn bind(store: &Store, chat: ChatId, theme: i64) -> Result<(), StoreError> {
     if get(store, theme)?.is_none() {

@@ -5,7 +5,7 @@
 
 import { effect } from '@preact/signals';
 import { get, post, op } from '../api.js';
-import { chatView } from '../store.js';
+import { chatView, currentReply } from '../store.js';
 import { METHODS } from './bridge.js';
 import { addConsoleLine } from './console.js';
 import { chatNews } from '../plugins/events.js';
@@ -432,9 +432,14 @@ function watchMessages() {
   effect(() => {
     const id = chatView.id.value;
     const list = chatView.messages.value;
+    // The message a reply is still writing is not received yet (SillyTavern fires
+    // message_received once the generation ended): it stays unseen until the reply is over.
+    const live = currentReply.value;
+    const status = live ? live.status.value : '';
+    const writing = live && live.chatId === id && (status === 'running' || status === 'waiting') ? live.messageId.value : null;
     /** @type {Map<number, {floor: number, content: string}>} */
     const now = new Map();
-    for (const m of list) if (typeof m.id === 'number') now.set(m.id, { floor: m.floor, content: m.content });
+    for (const m of list) if (typeof m.id === 'number' && (m.id !== writing || seen.has(m.id))) now.set(m.id, { floor: m.floor, content: m.content });
     if (id !== chat) {
       chat = id;
       seen = now;

@@ -80,7 +80,18 @@ fn theme_schema(update: bool) -> Value {
             },
         );
     }
-    json!({"type": "object", "properties": {"theme": style}, "required": ["theme"]})
+    json!({"type": "object", "properties": {
+        "theme": style,
+        "apply": {"type": "boolean", "description": "Also make it the app's current theme: every open page restyles at once (default false)."}
+    }, "required": ["theme"]})
+}
+
+/// `apply: true`: the theme becomes the app's current one.
+fn apply_if_asked(args: &Value, store: &Store, id: i64) -> Result<(), ToolError> {
+    if args.get("apply").and_then(Value::as_bool) == Some(true) {
+        ts::set_current(store, id).map_err(|e| store_error("applying the theme", e))?;
+    }
+    Ok(())
 }
 
 fn theme_json(t: &Theme) -> Result<Value, ToolError> {
@@ -197,6 +208,9 @@ fn create_raw(mut args: Value, store: &Store) -> Result<Outcome, ToolError> {
         },
     )
     .map_err(|e| store_error("creating the theme", e))?;
+    if let Some(id) = theme.id {
+        apply_if_asked(&args, store, id.0)?;
+    }
     Outcome::value(json!({"id": theme.id.map(|i| i.0)}))
 }
 
@@ -221,6 +235,7 @@ fn update_raw(mut args: Value, store: &Store) -> Result<Outcome, ToolError> {
     }
     merge_style(&mut theme.style, style);
     let theme = ts::replace(store, theme).map_err(|e| store_error("updating the theme", e))?;
+    apply_if_asked(&args, store, id)?;
     Outcome::value(json!({"id": id, "revision": theme.revision}))
 }
 
@@ -485,7 +500,7 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
              userBubbleFont / characterBubbleFont {textStyle {color (text colour), fontSize, bold, italic, \
              fontFamily, lineHeight}, quoteStyle, emphasisStyle}; thinkingLabel / statusLabel {color, fontColor, \
              visible}; inputArea {color (background), fontColor (text)}; avatar {visible, shape, size}; customCss. \
-             Colours are #RRGGBB or #AARRGGBB.",
+             Colours are #RRGGBB or #AARRGGBB. apply: true also makes it the app's current theme.",
         )
         .keywords(KW),
         theme_schema(false),
@@ -496,7 +511,8 @@ pub fn register(r: &mut Registry) -> Result<(), SchemaError> {
             "theme.update",
             Safety::Write,
             "Update a chat theme: id is required; only the fields given change (nested fields merge). Official \
-             themes are read-only. Same fields as tavo_theme_create.",
+             themes are read-only. Same fields as tavo_theme_create; apply: true also makes it the app's current \
+             theme (the open app restyles at once).",
         )
         .keywords(KW),
         theme_schema(true),

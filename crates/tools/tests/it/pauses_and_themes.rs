@@ -321,3 +321,43 @@ async fn internal_errors_do_not_leak_paths() {
     );
     assert!(!text.contains("files/chat/"), "{text}");
 }
+
+#[tokio::test]
+async fn apply_makes_a_theme_the_apps_current_one() {
+    // Seed 000: "更新或重新绑定当前主题时": a tool may rebind the current theme, which is the
+    // library setting the open app follows.
+    let lib = Lib::new();
+    let created = lib
+        .ok(
+            None,
+            "tavo_theme_create",
+            json!({"theme": {"name": "Dusk"}, "apply": false}),
+        )
+        .await;
+    let id = created["id"].as_i64().expect("id");
+    let current = || {
+        lib.store
+            .setting_get(tavo_tools::theme_store::CURRENT_KEY)
+            .expect("setting")
+    };
+    assert_eq!(
+        current(),
+        None,
+        "apply: false leaves the current theme alone"
+    );
+    lib.ok(
+        None,
+        "tavo_theme_update",
+        json!({"theme": {"id": id, "background": {"color": "#FF102030"}}, "apply": true}),
+    )
+    .await;
+    assert_eq!(current(), Some(json!(id)));
+    let e = lib
+        .err(
+            None,
+            "tavo_theme_update",
+            json!({"theme": {"id": id}, "apply": "yes"}),
+        )
+        .await;
+    assert_eq!(e["details"]["path"], json!("apply"), "{e}");
+}
