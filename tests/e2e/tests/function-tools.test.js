@@ -141,14 +141,22 @@ test('isToolCallingSupported() follows Settings without a reload', async () => {
   await openWithTools(page);
   await page.getByRole('button', { name: 'Chat settings' }).click();
   const report = page.getByRole('complementary', { name: 'Chat settings' }).getByRole('button', { name: 'Report tool calling' });
+  // The page learns of the change from the library event and asks again: the entry reports what it
+  // reads each time it is asked, until it reads the new answer.
   const said = async (/** @type {boolean} */ want, /** @type {string} */ what) => {
-    await report.click();
-    await until(async () => (await tavo.api('GET', `/api/chats/${chatId}/variables`)).chat.dice_tool_calling === want, 10000, what);
+    await until(async () => {
+      await report.click();
+      return (await tavo.api('GET', `/api/chats/${chatId}/variables`)).chat.dice_tool_calling === want;
+    }, 10000, what);
   };
   await said(true, 'tools on');
   await tavo.api('PUT', '/api/settings/tools.enabled', { value: false });
-  await said(false, 'tools switched off in Settings, no reload');
-  await tavo.api('PUT', '/api/settings/tools.enabled', { value: true });
+  try {
+    await said(false, 'tools switched off in Settings, no reload');
+  } finally {
+    // The next tests need tools on, whatever happened here.
+    await tavo.api('PUT', '/api/settings/tools.enabled', { value: true });
+  }
   await said(true, 'and on again');
   assert.deepEqual(errors, []);
   await page.close();
