@@ -18,7 +18,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -72,7 +72,12 @@ fn tool_of(t: &tavo_tools::mcp::McpTool) -> Tool {
         Value::Object(m) => m.clone(),
         _ => serde_json::Map::new(),
     };
-    Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema))
+    // MCP's hints, so a client can tell reads from writes without calling: a write the seed
+    // confirms first is marked destructive.
+    let annotations = ToolAnnotations::new()
+        .read_only(!t.writes)
+        .destructive(matches!(t.safety, tavo_tools::Safety::Confirm));
+    Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema)).annotate(annotations)
 }
 
 /// A tool's answer as MCP content: the JSON as text (what every client shows) and, for an

@@ -368,6 +368,55 @@ async fn ask(client: &reqwest::Client, lab: &AccountsLab, method: &str, path: &s
     Answer { status, code, body }
 }
 
+const ANN_MCP: &str = "ann-mcp-token-0123456789";
+const BOB_MCP: &str = "bob-mcp-token-0123456789";
+
+/// One JSON-RPC request to `POST /mcp` with `token`: the status and the answer.
+async fn mcp(lab: &AccountsLab, token: &str, method: &str, params: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .post(lab.url("/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .expect("mcp");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Bob calls one MCP tool naming ann's ids (`id` 1, chat 1, her file's name).
+async fn mcp_tool_call(lab: &AccountsLab, tool: &str) -> String {
+    let args = json!({"id": 1, "chatId": 1, "chat": 1, "name": "secret.txt", "query": "zq"});
+    let (status, body) = mcp(
+        lab,
+        BOB_MCP,
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
+    .await;
+    format!("{status} {body}")
+}
+
+/// What decides whether two MCP answers are the same: status, error or not, the error code.
+fn mcp_outcome(answer: &str) -> (String, bool, String) {
+    let (status, body) = answer.split_once(' ').unwrap_or((answer, ""));
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let result = &v["result"];
+    let code = result["structuredContent"]["error"]["code"]
+        .as_str()
+        .or_else(|| v["error"]["code"].as_i64().map(|_| "rpc"))
+        .unwrap_or("")
+        .to_owned();
+    (
+        status.to_owned(),
+        result["isError"].as_bool().unwrap_or(false),
+        code,
+    )
+}
+
 /// Ann's library, everything named with the marker.
 async fn fill_anns_library(ann: &reqwest::Client, lab: &AccountsLab) {
     let ok = |v: &Value| assert!(v.get("error").is_none(), "{v}");
@@ -513,9 +562,47 @@ async fn isolation_every_route_of_the_openapi_document_for_user_b() {
         r
     };
     let cases = requests(&op_names);
+    // Each library's MCP server on, with its own token, before the first pass.
+    for (client, token) in [(&ann, ANN_MCP), (&bob, BOB_MCP)] {
+        for (key, value) in [("mcp.enabled", json!(true)), ("mcp.token", json!(token))] {
+            let r = client
+                .put(lab.url(&format!("/api/settings/{key}")))
+                .json(&json!({ "value": value }))
+                .send()
+                .await
+                .expect("setting");
+            assert_eq!(r.status().as_u16(), 200);
+        }
+    }
+    let listed = mcp(&lab, BOB_MCP, "tools/list", json!({})).await.1;
+    let listed = listed["result"]["tools"]
+        .as_array()
+        .expect("tools/list")
+        .clone();
+    // Reads are compared before and after; writes (which change bob's own library) are made
+    // once, at the end, and must show nothing of ann's.
+    let names = |read: bool| -> Vec<String> {
+        listed
+            .iter()
+            .filter(|t| t["annotations"]["readOnlyHint"].as_bool() == Some(read))
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (mcp_tools, mcp_writes) = (names(true), names(false));
+    assert!(
+        mcp_tools.len() > 10 && mcp_writes.len() > 10,
+        "{} reads / {} writes among {} MCP tools",
+        mcp_tools.len(),
+        mcp_writes.len(),
+        listed.len()
+    );
     let mut before = Vec::with_capacity(cases.len());
     for (method, path) in &cases {
         before.push(ask(&bob, &lab, method, path).await);
+    }
+    let mut mcp_before = Vec::with_capacity(mcp_tools.len());
+    for tool in &mcp_tools {
+        mcp_before.push(mcp_tool_call(&lab, tool).await);
     }
     fill_anns_library(&ann, &lab).await;
     let view = anns_view(&ann, &lab).await;
@@ -534,6 +621,22 @@ async fn isolation_every_route_of_the_openapi_document_for_user_b() {
             "{method} {path}: bob's answer changed when ann's library filled ({})",
             now.body
         );
+        compared += 1;
+    }
+    // Every MCP tool through bob's token: the same answers, never ann's data.
+    for (tool, was) in mcp_tools.iter().zip(&mcp_before) {
+        let now = mcp_tool_call(&lab, tool).await;
+        assert!(!now.contains(MARKER), "MCP {tool} showed ann's data: {now}");
+        assert_eq!(
+            &mcp_outcome(&now),
+            &mcp_outcome(was),
+            "MCP {tool}: bob's answer changed: {now}"
+        );
+        compared += 1;
+    }
+    for tool in &mcp_writes {
+        let now = mcp_tool_call(&lab, tool).await;
+        assert!(!now.contains(MARKER), "MCP {tool} showed ann's data: {now}");
         compared += 1;
     }
     // Bob was answered as himself, not refused at the door.
@@ -560,41 +663,18 @@ async fn isolation_every_route_of_the_openapi_document_for_user_b() {
     );
     // Per-user MCP: each library's MCP server has its own switch and token; a token reaches
     // its owner's library only.
-    for (client, token) in [
-        (&ann, "ann-mcp-token-0123456789"),
-        (&bob, "bob-mcp-token-0123456789"),
-    ] {
-        for (key, value) in [("mcp.enabled", json!(true)), ("mcp.token", json!(token))] {
-            let r = client
-                .put(lab.url(&format!("/api/settings/{key}")))
-                .json(&json!({ "value": value }))
-                .send()
-                .await
-                .expect("setting");
-            assert_eq!(r.status().as_u16(), 200);
-        }
-    }
-    let mcp = |token: &'static str| {
-        let url = lab.url("/mcp");
-        async move {
-            let r = reqwest::Client::new()
-                .post(url)
-                .bearer_auth(token)
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-06-18")
-                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                              "params": {"name": "tavo_character_search", "arguments": {}}}))
-                .send()
-                .await
-                .expect("mcp");
-            (r.status().as_u16(), r.text().await.unwrap_or_default())
-        }
-    };
-    let (status, text) = mcp("ann-mcp-token-0123456789").await;
-    assert!(status == 200 && text.contains(MARKER), "{status} {text}");
-    let (status, text) = mcp("bob-mcp-token-0123456789").await;
-    assert!(status == 200 && !text.contains(MARKER), "{status} {text}");
-    let (status, _) = mcp("nobodys-mcp-token-0123456789").await;
+    let search = json!({"name": "tavo_character_search", "arguments": {}});
+    let (status, text) = mcp(&lab, ANN_MCP, "tools/call", search.clone()).await;
+    assert!(
+        status == 200 && text.to_string().contains(MARKER),
+        "{status} {text}"
+    );
+    let (status, text) = mcp(&lab, BOB_MCP, "tools/call", search.clone()).await;
+    assert!(
+        status == 200 && !text.to_string().contains(MARKER),
+        "{status} {text}"
+    );
+    let (status, _) = mcp(&lab, "nobodys-mcp-token-0123456789", "tools/call", search).await;
     assert_eq!(status, 401);
 
     // A signed file URL names its library; moved to another user's prefix it opens nothing.
@@ -620,9 +700,10 @@ async fn isolation_every_route_of_the_openapi_document_for_user_b() {
     let after = anns_view(&ann, &lab).await;
     assert_eq!(view, after, "bob's requests changed ann's library");
     eprintln!(
-        "isolation: {} routes × methods, {} operations, {compared} requests compared",
+        "isolation: {} routes × methods, {} operations, {} MCP tools, {compared} requests compared",
         with_params.len() + without.len(),
-        op_names.len()
+        op_names.len(),
+        mcp_tools.len() + mcp_writes.len()
     );
 }
 
