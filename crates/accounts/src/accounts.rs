@@ -465,6 +465,49 @@ impl Accounts {
         dir_size(&dir, &skip)
     }
 
+    /// Writes a consistent copy of the registry to `path` (SQLite `VACUUM INTO`: users and their
+    /// password hashes; sessions are left out of what a restore uses — everyone logs in again).
+    pub fn copy_registry_to(&self, path: &Path) -> Result<(), AccountError> {
+        let target = path.to_string_lossy().into_owned();
+        self.lock()
+            .execute("VACUUM INTO ?1", [target])
+            .map_err(AccountError::db("copying the accounts registry"))?;
+        Ok(())
+    }
+
+    /// Installs a registry copy made by [`Accounts::copy_registry_to`] as the data folder's
+    /// registry and opens it. Refuses when the folder has one already, unless `replace`. Every
+    /// session of the copy is ended.
+    pub fn restore_registry(root: &Path, from: &Path, replace: bool) -> Result<Self, AccountError> {
+        let file = root.join(ACCOUNTS_FILE);
+        if file.exists() && !replace {
+            return Err(AccountError::Io {
+                context: format!(
+                    "{} has accounts already; restoring replaces them (pass --yes)",
+                    root.display()
+                ),
+                source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+            });
+        }
+        std::fs::create_dir_all(root).map_err(|source| AccountError::Io {
+            context: format!("creating {}", root.display()),
+            source,
+        })?;
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(root.join(format!("{ACCOUNTS_FILE}{suffix}")));
+        }
+        std::fs::copy(from, &file).map_err(|source| AccountError::Io {
+            context: format!("copying {}", from.display()),
+            source,
+        })?;
+        let accounts = Self::open(root)?;
+        accounts
+            .lock()
+            .execute("DELETE FROM sessions", [])
+            .map_err(AccountError::db("ending the copied sessions"))?;
+        Ok(accounts)
+    }
+
     /// Makes a session's times as if it were `idle` seconds idle and `age` seconds old (tests
     /// of expiry, which cannot wait a week).
     #[doc(hidden)]

@@ -1,11 +1,14 @@
-//! `tavo user add|list|passwd|disable|enable|admin|remove`: the accounts of a data folder
-//! served with `tavo serve --accounts` (the same registry `/api/admin/users` manages).
+//! `tavo user add|list|passwd|disable|enable|admin|remove|backup|restore`: the accounts of a
+//! data folder served with `tavo serve --accounts` (the same registry `/api/admin/users`
+//! manages). `backup DIR` writes the whole server: the registry and one `.tavobackup` per user;
+//! `restore DIR` puts it back into a data folder (new, or with `--yes`).
 //!
 //! Passwords are never arguments (they would land in the shell history and `ps`): typed twice
 //! without echo at a terminal, else read as the first line of stdin (`printf '%s\n' "$PW" |
 //! tavo user add ann`).
 
 use std::io::{BufRead as _, IsTerminal as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -60,6 +63,28 @@ pub enum UserCommand {
         #[arg(long)]
         off: bool,
     },
+    /// Back up the whole server into DIR: the accounts registry and one .tavobackup per user.
+    Backup {
+        /// The folder to write (created; must be empty or new).
+        dir: PathBuf,
+        /// Include the API keys, encrypted with the passphrase in --passphrase-file.
+        #[arg(long, requires = "passphrase_file")]
+        with_keys: bool,
+        /// A file whose first line is the passphrase (with --with-keys).
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+    },
+    /// Restore a whole-server backup made by `tavo user backup` into this data folder.
+    Restore {
+        /// The backup folder.
+        dir: PathBuf,
+        /// Replace accounts and libraries that exist here.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// The passphrase file of a backup made with --with-keys.
+        #[arg(long, value_name = "FILE")]
+        passphrase_file: Option<PathBuf>,
+    },
     /// Remove a user and delete their library (files too) unless --keep-data.
     Remove {
         /// The user.
@@ -106,7 +131,105 @@ fn describe(u: &User) -> String {
     }
 }
 
+/// The registry's file in a whole-server backup folder.
+const REGISTRY_FILE: &str = "accounts.sqlite";
+
+/// A user's library in a whole-server backup folder.
+fn library_file(dir: &Path, user: &User) -> PathBuf {
+    dir.join("libraries")
+        .join(format!("{}.{}", user.name, tavo_tools::backup::EXTENSION))
+}
+
+/// The passphrase: the file's first line.
+fn passphrase(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the passphrase file {}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default().to_owned();
+    anyhow::ensure!(
+        !line.is_empty(),
+        "the passphrase file {} is empty",
+        path.display()
+    );
+    Ok(line)
+}
+
+/// `tavo user backup DIR`: the registry, then each library (a backup may run while the
+/// server does, as `tavo backup` may).
+fn backup_all(
+    accounts: &Accounts,
+    dir: &Path,
+    passphrase_file: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Ok(mut entries) = std::fs::read_dir(dir)
+        && entries.next().is_some()
+    {
+        anyhow::bail!("{} is not empty; name a new folder", dir.display());
+    }
+    std::fs::create_dir_all(dir.join("libraries"))
+        .with_context(|| format!("creating {}", dir.display()))?;
+    accounts.copy_registry_to(&dir.join(REGISTRY_FILE))?;
+    let options = tavo_tools::backup::BackupOptions {
+        passphrase: passphrase_file.map(passphrase).transpose()?,
+    };
+    for user in accounts.list()? {
+        let store = tavo_store::Store::open(accounts.library_dir(&user))
+            .with_context(|| format!("opening the library of {}", user.name))?;
+        let summary =
+            tavo_tools::backup::create_backup(&store, &library_file(dir, &user), &options)
+                .with_context(|| format!("backing up the library of {}", user.name))?;
+        eprintln!("{}: {} bytes", user.name, summary.bytes);
+    }
+    Ok(())
+}
+
+/// `tavo user restore DIR`: the registry, then each user's library into its folder.
+fn restore_all(
+    root: &Path,
+    dir: &Path,
+    yes: bool,
+    passphrase_file: Option<&Path>,
+) -> anyhow::Result<Accounts> {
+    let accounts = Accounts::restore_registry(root, &dir.join(REGISTRY_FILE), yes)?;
+    let options = tavo_tools::backup::RestoreOptions {
+        yes,
+        passphrase: passphrase_file.map(passphrase).transpose()?,
+    };
+    for user in accounts.list()? {
+        let file = library_file(dir, &user);
+        if !file.is_file() {
+            eprintln!(
+                "warning: {} has no library in the backup; it starts empty",
+                user.name
+            );
+            continue;
+        }
+        let library = accounts.library_dir(&user);
+        std::fs::create_dir_all(&library)
+            .with_context(|| format!("creating {}", library.display()))?;
+        let store = tavo_store::Store::open(&library)
+            .with_context(|| format!("opening the library of {}", user.name))?;
+        tavo_tools::backup::restore_backup(&store, &file, &options)
+            .with_context(|| format!("restoring the library of {}", user.name))?;
+        eprintln!("{}: restored", user.name);
+    }
+    Ok(accounts)
+}
+
 pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
+    if let UserCommand::Restore {
+        dir,
+        yes,
+        passphrase_file,
+    } = &args.command
+    {
+        let accounts = restore_all(ctx.root(), dir, *yes, passphrase_file.as_deref())?;
+        println!(
+            "restored {} users into {}",
+            accounts.list()?.len(),
+            ctx.root().display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let accounts = Accounts::open(ctx.root())
         .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
     match args.command {
@@ -165,6 +288,16 @@ pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             let user = accounts.set_admin(&name, !off)?;
             println!("{}", describe(&user));
         }
+        UserCommand::Backup {
+            dir,
+            with_keys,
+            passphrase_file,
+        } => {
+            let file = passphrase_file.filter(|_| with_keys);
+            backup_all(&accounts, &dir, file.as_deref())?;
+            println!("{}", dir.display());
+        }
+        UserCommand::Restore { .. } => {}
         UserCommand::Remove { name, keep_data } => {
             let user = accounts.remove(&name, keep_data)?;
             if keep_data {

@@ -122,3 +122,73 @@ fn users_are_added_listed_isolated_and_removed_from_the_command_line() {
         Some(1)
     );
 }
+
+#[test]
+fn a_whole_server_backup_restores_every_user_and_their_library() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = dir.path().join("data");
+    ok(tavo_stdin(
+        &data,
+        &["user", "add", "ann", "--admin"],
+        "password-ann\n",
+    ));
+    ok(tavo_stdin(&data, &["user", "add", "bob"], "password-bob\n"));
+    for (user, persona) in [("ann", "Ann's persona"), ("bob", "Bob's persona")] {
+        ok(tavo(
+            &data,
+            &[
+                "--user",
+                user,
+                "persona",
+                "create",
+                "--name",
+                persona,
+                "--description",
+                "mine",
+            ],
+        ));
+    }
+    let backup = dir.path().join("server-backup");
+    ok(tavo(
+        &data,
+        &["user", "backup", backup.to_str().unwrap_or_default()],
+    ));
+    assert!(backup.join("accounts.sqlite").is_file());
+    assert!(backup.join("libraries/bob.tavobackup").is_file());
+    let again = tavo(
+        &data,
+        &["user", "backup", backup.to_str().unwrap_or_default()],
+    );
+    assert!(stderr(&again).contains("not empty"), "{}", stderr(&again));
+
+    let moved = dir.path().join("moved");
+    let done = ok(tavo(
+        &moved,
+        &["user", "restore", backup.to_str().unwrap_or_default()],
+    ));
+    assert!(done.starts_with("restored 2 users"), "{done}");
+    let users = json(tavo(&moved, &["user", "list", "--json"]));
+    assert_eq!(users.as_array().map(Vec::len), Some(2));
+    for (user, persona, other) in [
+        ("ann", "Ann's persona", "Bob's"),
+        ("bob", "Bob's persona", "Ann's"),
+    ] {
+        let list = ok(tavo(&moved, &["--user", user, "list", "persona"]));
+        assert!(
+            list.contains(persona) && !list.contains(other),
+            "{user}: {list}"
+        );
+    }
+    // The restored passwords are the users' own.
+    let accounts = tavo_accounts::Accounts::open(&moved).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        accounts
+            .login("bob", "password-bob", std::net::Ipv4Addr::LOCALHOST.into())
+            .is_ok()
+    );
+    let over = tavo(
+        &moved,
+        &["user", "restore", backup.to_str().unwrap_or_default()],
+    );
+    assert!(stderr(&over).contains("--yes"), "{}", stderr(&over));
+}
