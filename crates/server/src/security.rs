@@ -109,26 +109,15 @@ impl Guard {
     }
 
     fn bearer_ok(&self, headers: &HeaderMap) -> Option<bool> {
-        let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-        let token = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))?;
-        Some(self.token_matches(token.trim()))
+        Some(self.token_matches(bearer(headers)?))
     }
 
     fn cookie_ok(&self, headers: &HeaderMap) -> bool {
         let Some(expected) = &self.session else {
             return false;
         };
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(name, value)| {
-                name == SESSION_COOKIE && constant_time_eq(value.as_bytes(), expected.as_bytes())
-            })
+        cookies(headers, SESSION_COOKIE)
+            .any(|value| constant_time_eq(value.as_bytes(), expected.as_bytes()))
     }
 
     /// Checks one request; `Err` is the response to send instead.
@@ -212,6 +201,27 @@ impl Guard {
         }
         Ok(())
     }
+}
+
+/// The token of an `Authorization: Bearer …` header (trimmed), if the request has one.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+}
+
+/// The values of every cookie named `name` the request carries.
+pub(crate) fn cookies<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(move |(n, _)| *n == name)
+        .map(|(_, value)| value)
 }
 
 /// The middleware: runs [`Guard::check`] before the route.

@@ -68,11 +68,7 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         return serve_accounts(config, ctx);
     }
     let store = open_store(ctx)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    runtime()?.block_on(async move {
         let server = match Server::bind(config, store).await {
             Ok(s) => s,
             Err(e @ ServeError::Bind { .. }) => {
@@ -81,10 +77,7 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             }
             Err(e) => return Err(anyhow::Error::from(e)),
         };
-        let addr = server.local_addr()?;
-        println!("http://{addr}");
-        std::io::stdout().flush().ok();
-        eprintln!("tavo serve: listening on http://{addr} (Ctrl-C to stop)");
+        announce(server.local_addr()?, "");
         server.run(tavo_server::shutdown_signal()).await?;
         eprintln!("tavo serve: stopped");
         Ok(ExitCode::SUCCESS)
@@ -96,11 +89,7 @@ fn serve_accounts(config: ServeConfig, ctx: &Context) -> anyhow::Result<ExitCode
     let accounts = tavo_accounts::Accounts::open(ctx.root())
         .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
     let client = tavo_llm::Client::new().map_err(|e| anyhow::anyhow!(e.message))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    runtime()?.block_on(async move {
         let server =
             match tavo_server::AccountsServer::bind(config, std::sync::Arc::new(accounts), client)
                 .await
@@ -112,14 +101,25 @@ fn serve_accounts(config: ServeConfig, ctx: &Context) -> anyhow::Result<ExitCode
                 }
                 Err(e) => return Err(anyhow::Error::from(e)),
             };
-        let addr = server.local_addr()?;
-        println!("http://{addr}");
-        std::io::stdout().flush().ok();
-        eprintln!("tavo serve: listening on http://{addr} with accounts (Ctrl-C to stop)");
+        announce(server.local_addr()?, " with accounts");
         server.run(tavo_server::shutdown_signal()).await?;
         eprintln!("tavo serve: stopped");
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The listening address on stdout (what scripts wait for), and the same for people on stderr.
+fn announce(addr: std::net::SocketAddr, how: &str) {
+    println!("http://{addr}");
+    std::io::stdout().flush().ok();
+    eprintln!("tavo serve: listening on http://{addr}{how} (Ctrl-C to stop)");
 }
 
 /// Logs to stderr; `RUST_LOG` tunes it (default: info for tavo, warn for the rest).

@@ -164,14 +164,9 @@ pub fn router(door: Arc<Door>) -> Router {
 
 /// The session token a request's cookie carries.
 fn cookie(headers: &HeaderMap) -> Option<SessionToken> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == ACCOUNT_COOKIE)
-        .map(|(_, value)| SessionToken::from_cookie(value))
+    security::cookies(headers, ACCOUNT_COOKIE)
+        .next()
+        .map(SessionToken::from_cookie)
 }
 
 pub(super) fn account_error(e: AccountError) -> ApiError {
@@ -405,15 +400,7 @@ async fn dispatch(State(door): State<Arc<Door>>, request: Request) -> Response {
 
 /// `POST /mcp` with a user's token: that user's MCP server (its own switch, scope and token).
 async fn mcp(State(door): State<Arc<Door>>, request: Request) -> Response {
-    let bearer = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(|t| t.trim().to_owned());
+    let bearer = security::bearer(request.headers()).map(str::to_owned);
     let Some(bearer) = bearer else {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,

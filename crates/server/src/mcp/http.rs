@@ -128,15 +128,7 @@ async fn door(State(state): State<AppState>, request: Request, next: Next) -> Re
         )
         .into_response();
     }
-    let sent = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
+    let sent = crate::security::bearer(request.headers());
     let authorised = match (&access.token, sent) {
         (Some(expected), Some(sent)) => {
             crate::security::constant_time_eq(expected.as_bytes(), sent.as_bytes())
