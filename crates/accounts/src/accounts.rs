@@ -20,6 +20,8 @@ pub const ACCOUNTS_FILE: &str = "accounts.sqlite";
 
 /// The folder of a user's library relative to the data folder: `.` is the data folder itself.
 const ROOT_LIBRARY: &str = ".";
+/// The shared library's folder under the data folder.
+pub const SHARED_LIBRARY: &str = "shared";
 
 const SCHEMA: &str = r#"
 CREATE TABLE users (
@@ -255,6 +257,11 @@ impl Accounts {
         }
     }
 
+    /// The shared library's folder (what admins publish for everyone, `tavo serve --accounts`).
+    pub fn shared_dir(&self) -> PathBuf {
+        self.root.join(SHARED_LIBRARY)
+    }
+
     /// Changes a user's password; every session of theirs ends.
     pub fn set_password(&self, name: &str, password: &str) -> Result<User, AccountError> {
         let user = self.get(name)?;
@@ -455,6 +462,7 @@ impl Accounts {
         let skip: Vec<PathBuf> = if user.library == ROOT_LIBRARY {
             vec![
                 self.root.join("users"),
+                self.root.join(SHARED_LIBRARY),
                 self.root.join(ACCOUNTS_FILE),
                 self.root.join(format!("{ACCOUNTS_FILE}-wal")),
                 self.root.join(format!("{ACCOUNTS_FILE}-shm")),

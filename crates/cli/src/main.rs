@@ -105,6 +105,8 @@ enum Command {
     McpServer(cmd::mcp_server::McpServerArgs),
     /// Accounts of `tavo serve --accounts`: add, list, passwd, disable, enable, admin, remove.
     User(cmd::user::UserArgs),
+    /// The shared library of `tavo serve --accounts`: list, publish (an admin's), remove.
+    Shared(cmd::shared::SharedArgs),
     /// Tavo plugins (.tpg): install, list, show, enable, disable, uninstall, config.
     Plugin(cmd::plugin::PluginArgs),
     /// Translate a message into another language and keep the translation on it.
@@ -168,6 +170,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpServer(args) => cmd::mcp_server::run(args, &ctx),
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
         Command::User(args) => cmd::user::run(args, &ctx),
+        Command::Shared(args) => cmd::shared::run(args, &ctx),
         Command::Translate(args) => cmd::translate::run(args, &ctx),
         Command::Image(args) => cmd::image::run(args, &ctx),
         Command::Tts(args) => cmd::tts::run(args, &ctx),

@@ -65,6 +65,7 @@ pub mod reads;
 pub mod registry;
 pub mod schema;
 pub mod search_apis;
+pub mod shared_library;
 pub mod theme_store;
 pub mod validate;
 pub mod variables;

@@ -1,6 +1,7 @@
 // A server with accounts (issue 32) in real Chromium: two people log in in two browsers and chat
 // at once, each with their own provider; neither sees the other's chats, library, replies or
-// toasts. The admin manages users in Settings › Users; a user who is not admin cannot; a
+// toasts. An admin shares a card with everyone, a user adds it to their library. The admin
+// manages users in Settings › Users; a user who is not admin cannot; a
 // disabled user is sent back to the login page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -111,6 +112,46 @@ test('two people chat at once, each in their own library; neither sees the other
     const other = page === ann ? /Bob|pirate/i : /Ann|knight/i;
     assert.ok(!toasts.some((/** @type {string} */ t) => other.test(t)), JSON.stringify(toasts));
   }
+  assert.deepEqual(errors, []);
+  await ann.close();
+  await bob.close();
+});
+
+test('an admin shares a card with everyone; a user adds it to their own library, and only theirs changes', async () => {
+  const ann = await annBrowser.context.newPage();
+  const bob = await bobBrowser.context.newPage();
+  const errors = [...watchErrors(ann), ...watchErrors(bob)];
+  const annApi = await tavo.as('ann', 'password-ann');
+  const knight = (await annApi('GET', '/api/library/character')).find((/** @type {any} */ c) => c.name === 'Knight of Ann');
+  await ann.goto(`${tavo.url}/characters/${knight.id}`);
+  await ann.getByRole('button', { name: 'Share with everyone' }).click();
+  await ann.getByText('Shared Knight of Ann with everyone').waitFor();
+
+  // Bob sees it under the library, adds it, and it is a character of his own.
+  await bob.goto(`${tavo.url}/`);
+  const shared = bob.getByRole('list', { name: 'Shared with everyone' });
+  await shared.getByText('Knight of Ann').waitFor();
+  await shared.getByText('shared by ann').waitFor();
+  assert.equal(await bob.getByRole('button', { name: 'Stop sharing Knight of Ann' }).count(), 0, 'only an admin unpublishes');
+  await shot(bob, 'accounts-shared-library');
+  await bob.getByRole('button', { name: 'Add Knight of Ann to my library' }).click();
+  await bob.getByText('Added Knight of Ann to your library').waitFor();
+  const grid = bob.getByRole('list', { name: 'Characters' });
+  await grid.getByText('Knight of Ann').waitFor();
+  await grid.getByText('Knight of Ann').click();
+  await bob.getByRole('button', { name: 'New chat' }).waitFor();
+  assert.equal(await bob.getByRole('button', { name: 'Share with everyone' }).count(), 0, 'bob is no admin');
+
+  // Ann's library did not change; bob's copy is his (ann's list has one knight).
+  const annsKnights = (await annApi('GET', '/api/library/character')).filter((/** @type {any} */ c) => c.name === 'Knight of Ann');
+  assert.equal(annsKnights.length, 1);
+  // Ann stops sharing it: gone from the shared list, still in Bob's library.
+  await ann.goto(`${tavo.url}/`);
+  await ann.getByRole('button', { name: 'Stop sharing Knight of Ann' }).click();
+  await ann.getByText('Knight of Ann is no longer shared').waitFor();
+  await bob.goto(`${tavo.url}/`);
+  await bob.getByText('Nothing is shared yet.').waitFor();
+  await bob.getByRole('list', { name: 'Characters' }).getByText('Knight of Ann').waitFor();
   assert.deepEqual(errors, []);
   await ann.close();
   await bob.close();

@@ -1,5 +1,5 @@
 // A character's page (/characters/{id}): the card, its greetings, its chats; start a chat,
-// export in every format, delete.
+// export in every format, share with everyone (an admin of a server with accounts), delete.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link, navigate } from '../router.js';
@@ -9,6 +9,7 @@ import { render } from '../markdown.js';
 import { Avatar } from './Avatar.js';
 import { ChatRows } from './ChatList.js';
 import { AssetEditor, CHARACTER_FIELDS } from './AssetEditor.js';
+import { ShareButton } from './ShareButton.js';
 
 const FORMATS = [
   ['png', 'PNG card'],
@@ -73,6 +74,7 @@ export function CharacterPage({ id }) {
           </details>
           <button type="button" onClick=${() => setEditing(true)} disabled=${editing}>Edit</button>
           <a class="button" href=${`/characters/${id}/edit`} onClick=${link}>Open the editor</a>
+          <${ShareButton} kind="character" id=${id} name=${card.name} />
           <button type="button" class="danger" onClick=${remove}>Delete</button>
         </div>
       </div>

@@ -1,5 +1,6 @@
 // The library: characters as a grid of avatars, with search, import (file picker or drop)
-// and the per-file results of the last import.
+// and the per-file results of the last import; personas; on a server with accounts, what is
+// shared with everyone.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { link, navigate } from '../router.js';
@@ -7,6 +8,7 @@ import { characters, loadCharacters, importAll, importing, createCharacter, toas
 import { ImportResults } from './ImportResults.js';
 import { Avatar } from './Avatar.js';
 import { Personas } from './Personas.js';
+import { SharedLibrary } from './SharedLibrary.js';
 
 export function Library() {
   const [query, setQuery] = useState('');
@@ -56,6 +58,7 @@ export function Library() {
           </ul>
           ${shown.length === 0 ? html`<p class="muted">No character matches “${query}”.</p>` : null}`}
     <${Personas} />
+    <${SharedLibrary} />
   </section>`;
 }
 

@@ -22,6 +22,7 @@ pub mod prompt;
 pub mod reply;
 pub mod serve;
 pub mod settings;
+pub mod shared;
 pub mod show;
 pub mod tool;
 pub mod translate;

@@ -1,6 +1,7 @@
 //! `tavo user add|list|passwd|disable|enable|admin|remove|backup|restore`: the accounts of a
 //! data folder served with `tavo serve --accounts` (the same registry `/api/admin/users`
-//! manages). `backup DIR` writes the whole server: the registry and one `.tavobackup` per user;
+//! manages). `backup DIR` writes the whole server: the registry, one `.tavobackup` per user and
+//! the shared library's;
 //! `restore DIR` puts it back into a data folder (new, or with `--yes`).
 //!
 //! Passwords are never arguments (they would land in the shell history and `ps`): typed twice
@@ -134,6 +135,10 @@ fn describe(u: &User) -> String {
 /// The registry's file in a whole-server backup folder.
 const REGISTRY_FILE: &str = "accounts.sqlite";
 
+/// The shared library in a whole-server backup folder (beside `libraries/`: a user may be
+/// called `shared`).
+const SHARED_FILE: &str = "shared-library.tavobackup";
+
 /// A user's library in a whole-server backup folder.
 fn library_file(dir: &Path, user: &User) -> PathBuf {
     dir.join("libraries")
@@ -179,6 +184,17 @@ fn backup_all(
                 .with_context(|| format!("backing up the library of {}", user.name))?;
         eprintln!("{}: {} bytes", user.name, summary.bytes);
     }
+    if accounts
+        .shared_dir()
+        .join(tavo_store::DATABASE_FILE)
+        .is_file()
+    {
+        let store =
+            tavo_store::Store::open(accounts.shared_dir()).context("opening the shared library")?;
+        let summary = tavo_tools::backup::create_backup(&store, &dir.join(SHARED_FILE), &options)
+            .context("backing up the shared library")?;
+        eprintln!("shared library: {} bytes", summary.bytes);
+    }
     Ok(())
 }
 
@@ -211,6 +227,16 @@ fn restore_all(
         tavo_tools::backup::restore_backup(&store, &file, &options)
             .with_context(|| format!("restoring the library of {}", user.name))?;
         eprintln!("{}: restored", user.name);
+    }
+    let file = dir.join(SHARED_FILE);
+    if file.is_file() {
+        let library = accounts.shared_dir();
+        std::fs::create_dir_all(&library)
+            .with_context(|| format!("creating {}", library.display()))?;
+        let store = tavo_store::Store::open(&library).context("opening the shared library")?;
+        tavo_tools::backup::restore_backup(&store, &file, &options)
+            .context("restoring the shared library")?;
+        eprintln!("shared library: restored");
     }
     Ok(accounts)
 }

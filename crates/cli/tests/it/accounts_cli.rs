@@ -148,6 +148,25 @@ fn a_whole_server_backup_restores_every_user_and_their_library() {
             ],
         ));
     }
+    // The shared library: an admin's library publishes, nobody else's.
+    let published = ok(tavo(&data, &["shared", "publish", "persona", "1"]));
+    assert!(
+        published.contains("\"Ann's persona\" as shared persona"),
+        "{published}"
+    );
+    let refused = tavo(
+        &data,
+        &["--user", "bob", "shared", "publish", "persona", "1"],
+    );
+    assert!(
+        stderr(&refused).contains("not an admin"),
+        "{}",
+        stderr(&refused)
+    );
+    let shared = json(tavo(&data, &["shared", "list", "--json"]));
+    assert_eq!(shared[0]["name"], "Ann's persona", "{shared}");
+    assert_eq!(shared[0]["publishedBy"], "ann", "{shared}");
+
     let backup = dir.path().join("server-backup");
     ok(tavo(
         &data,
@@ -167,6 +186,13 @@ fn a_whole_server_backup_restores_every_user_and_their_library() {
         &["user", "restore", backup.to_str().unwrap_or_default()],
     ));
     assert!(done.starts_with("restored 2 users"), "{done}");
+    let shared = json(tavo(&moved, &["shared", "list", "--json"]));
+    assert_eq!(
+        shared[0]["name"], "Ann's persona",
+        "the shared library is restored: {shared}"
+    );
+    let removed = ok(tavo(&moved, &["shared", "remove", "persona", "1"]));
+    assert!(removed.starts_with("removed shared persona 1"), "{removed}");
     let users = json(tavo(&moved, &["user", "list", "--json"]));
     assert_eq!(users.as_array().map(Vec::len), Some(2));
     for (user, persona, other) in [

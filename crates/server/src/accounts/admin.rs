@@ -23,7 +23,7 @@ use tavo_accounts::{AccountError, User};
 use super::door::{Door, account_error, require_user};
 use crate::error::{ApiError, ApiResult};
 
-async fn require_admin(door: &Door, headers: &HeaderMap) -> ApiResult<User> {
+pub(super) async fn require_admin(door: &Door, headers: &HeaderMap) -> ApiResult<User> {
     let user = require_user(door, headers).await?;
     if user.admin {
         Ok(user)
@@ -31,7 +31,7 @@ async fn require_admin(door: &Door, headers: &HeaderMap) -> ApiResult<User> {
         Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "only an admin manages users",
+            "only an admin manages users and the shared library",
         ))
     }
 }

@@ -10,6 +10,7 @@
 //! - `GET /api/session` → `{user}`; `DELETE /api/session[?everywhere=true]` logs out this
 //!   browser or every session of the user (their open event streams end too).
 //! - `/api/admin/users…` (admins only, `admin.rs`).
+//! - `/api/shared…` and `/api/admin/shared…`: the shared library (`shared.rs`).
 //! - `POST /mcp` with a user's MCP token reaches that user's MCP server.
 //! - `GET /u/<id>/api/signed/…`: a signed file URL of user `<id>`'s library (a bubble's
 //!   sandboxed frame sends no cookie; the signature, which covers the prefix, is the key).
@@ -30,14 +31,14 @@ use axum::Router;
 use axum::extract::{ConnectInfo, FromRequest, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, put};
+use axum::routing::{any, delete, get, post, put};
 use serde::Deserialize;
 use serde_json::json;
 use tavo_accounts::{AccountError, SessionToken, User};
 use tower::ServiceExt as _;
 
-use super::admin;
 use super::tenants::{Tenant, Tenants};
+use super::{admin, shared};
 use crate::error::{ApiError, ApiResult};
 use crate::security::{self, Guard};
 
@@ -52,6 +53,8 @@ pub struct Door {
     pub guard: Arc<Guard>,
     /// Each user's library size as last measured, and when (a walk of the folder is not free).
     pub usage: std::sync::Mutex<std::collections::HashMap<i64, (std::time::Instant, u64)>>,
+    /// What admins publish for everyone.
+    pub shared: super::shared::SharedLibrary,
 }
 
 /// How long a measured library size is trusted.
@@ -77,7 +80,12 @@ fn starts_reply(method: &Method, path: &str) -> bool {
 impl Door {
     /// The operator's limits for one user, checked before the request reaches their library,
     /// so a refused request has written nothing.
-    async fn admit(&self, tenant: &Tenant, method: &Method, path: &str) -> ApiResult<()> {
+    pub(super) async fn admit(
+        &self,
+        tenant: &Tenant,
+        method: &Method,
+        path: &str,
+    ) -> ApiResult<()> {
         let limits = self.tenants.limits();
         if starts_reply(method, path) {
             let live = tenant.state.replies.live().len();
@@ -149,6 +157,12 @@ pub fn router(door: Arc<Door>) -> Router {
             "/api/admin/users/{name}",
             put(admin::change).delete(admin::remove),
         )
+        .route("/api/shared", get(shared::list))
+        .route("/api/shared/{kind}/{id}", get(shared::get))
+        .route("/api/shared/{kind}/{id}/avatar", get(shared::avatar))
+        .route("/api/shared/{kind}/{id}/copy", post(shared::copy))
+        .route("/api/admin/shared", post(shared::publish))
+        .route("/api/admin/shared/{kind}/{id}", delete(shared::unpublish))
         .fallback(dispatch)
         .layer(axum::middleware::from_fn_with_state(
             door.guard.clone(),
@@ -216,7 +230,7 @@ pub(super) async fn require_user(door: &Door, headers: &HeaderMap) -> ApiResult<
     session_user(door, headers).await?.ok_or_else(log_in_first)
 }
 
-async fn tenant(door: &Door, user: &User) -> ApiResult<Tenant> {
+pub(super) async fn tenant(door: &Door, user: &User) -> ApiResult<Tenant> {
     door.tenants
         .get(user)
         .await

@@ -5,9 +5,11 @@
 //! - [`door`]: health, login/logout, MCP and signed-URL hand-over, everything else to the
 //!   session's user.
 //! - [`admin`]: managing users in the app.
+//! - [`shared`]: the shared library admins publish to, read-only for users.
 
 mod admin;
 mod door;
+mod shared;
 mod tenants;
 
 use std::future::Future;
@@ -58,6 +60,7 @@ impl AccountsServer {
             tenants: tenants::Tenants::new(accounts, config, client, shutdown.clone()),
             guard,
             usage: std::sync::Mutex::default(),
+            shared: shared::SharedLibrary::default(),
         });
         Ok(AccountsServer {
             listener,

@@ -19,15 +19,15 @@ use crate::support::{SseEvent, read_sse};
 /// What A's objects are named with; B must never see it.
 const MARKER: &str = "zq-secret-of-ann-7f3";
 
-struct AccountsLab {
+pub(crate) struct AccountsLab {
     addr: SocketAddr,
-    accounts: Arc<Accounts>,
+    pub(crate) accounts: Arc<Accounts>,
     _dir: tempfile::TempDir,
     _stop: oneshot::Sender<()>,
 }
 
 impl AccountsLab {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(tavo_server::UserLimits::default()).await
     }
 
@@ -60,12 +60,16 @@ impl AccountsLab {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
     /// Logs in; returns the session cookie's value, or the error answer.
-    async fn login(&self, name: &str, password: &str) -> Result<String, (u16, Value, HeaderMap)> {
+    pub(crate) async fn login(
+        &self,
+        name: &str,
+        password: &str,
+    ) -> Result<String, (u16, Value, HeaderMap)> {
         self.login_with(name, password, None).await
     }
 
@@ -108,7 +112,7 @@ impl AccountsLab {
 }
 
 /// A client that sends `cookie` and the CSRF header.
-fn as_user(cookie: &str) -> reqwest::Client {
+pub(crate) fn as_user(cookie: &str) -> reqwest::Client {
     let mut headers = HeaderMap::new();
     headers.insert("x-tavo-request", HeaderValue::from_static("1"));
     headers.insert(

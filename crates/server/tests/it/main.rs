@@ -5,6 +5,7 @@
 mod support;
 
 mod accounts;
+mod accounts_shared;
 mod app_support;
 mod approvals;
 mod audit;
