@@ -152,6 +152,8 @@ impl From<StoreError> for ApiError {
             // Io carries a physical path and Sqlite the statement's error: log, don't show.
             StoreError::Io { .. }
             | StoreError::Sqlite(_)
+            | StoreError::Postgres(_)
+            | StoreError::Database(_)
             | StoreError::Migration(_)
             | StoreError::Json { .. } => ApiError::internal("the library operation", &e),
         }

@@ -7,7 +7,7 @@
 //! Each write bumps `revision`; an update that names the revision it read fails with
 //! [`StoreError::Conflict`] instead of silently overwriting someone else's change.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::{Dialect, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -179,31 +179,27 @@ impl Tx<'_> {
             .unwrap_or_default()
             .to_owned();
         let at = now();
-        self.execute(
+        self.insert_id(
             &format!(
                 "INSERT INTO {} (name, revision, created_at, updated_at, data) VALUES (?1, 1, ?2, ?2, ?3)",
                 kind.table()
             ),
             params![name, at, Value::Object(data).to_string()],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        )
     }
 
     /// The asset as TavoJS-shaped JSON (`id`, `revision`, then its fields), or `None`, with the
     /// fields a reader expects filled in from the row (see `derived_fields`): this is what
     /// every door's read shows.
     pub fn asset_json(&self, kind: AssetKind, id: i64) -> Result<Option<Value>> {
-        let row: Option<(i64, String, String, String)> = self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT revision, data, created_at, updated_at FROM {} WHERE id = ?1",
-                    kind.table()
-                ),
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?;
+        let row: Option<(i64, String, String, String)> = self.query_opt(
+            &format!(
+                "SELECT revision, data, created_at, updated_at FROM {} WHERE id = ?1",
+                kind.table()
+            ),
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )?;
         let Some((revision, text, created, updated)) = row else {
             return Ok(None);
         };
@@ -220,14 +216,11 @@ impl Tx<'_> {
     /// The asset's JSON exactly as stored (`id`, `revision`, then its fields): what typed reads
     /// and exports see, so a card exports its own dates and avatar, not derived ones.
     fn asset_stored_json(&self, kind: AssetKind, id: i64) -> Result<Option<Value>> {
-        let row: Option<(i64, String)> = self
-            .conn
-            .query_row(
-                &format!("SELECT revision, data FROM {} WHERE id = ?1", kind.table()),
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let row: Option<(i64, String)> = self.query_opt(
+            &format!("SELECT revision, data FROM {} WHERE id = ?1", kind.table()),
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         row.map(|(revision, text)| Ok(with_identity(id, revision, parse_data(kind, id, &text)?)))
             .transpose()
     }
@@ -266,14 +259,11 @@ impl Tx<'_> {
                 }
             }
             AssetKind::Persona if !present(data, "avatar") => {
-                let has: Option<i64> = self
-                    .conn
-                    .query_row(
-                        "SELECT 1 FROM persona_avatars WHERE persona_id = ?1",
-                        [id],
-                        |r| r.get(0),
-                    )
-                    .optional()?;
+                let has: Option<i64> = self.query_opt(
+                    "SELECT 1 FROM persona_avatars WHERE persona_id = ?1",
+                    params![id],
+                    |r| r.get(0),
+                )?;
                 let url = has.map(|_| Value::String(persona_avatar_url(id)));
                 data.insert("avatar".into(), url.unwrap_or(Value::Null));
             }
@@ -287,47 +277,57 @@ impl Tx<'_> {
 
     /// The URL of a character's stored avatar image, or `None` when it has none.
     pub fn character_avatar_ref(&self, id: tavo_model::CharacterId) -> Result<Option<String>> {
-        let has: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT 1 FROM character_avatars WHERE character_id = ?1",
-                [id.0],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let has: Option<i64> = self.query_opt(
+            "SELECT 1 FROM character_avatars WHERE character_id = ?1",
+            params![id.0],
+            |r| r.get(0),
+        )?;
         Ok(has.map(|_| character_avatar_url(id.0)))
     }
 
     /// Id, name, revision and timestamps of every asset of a kind, by id.
     pub fn asset_summaries(&self, kind: AssetKind) -> Result<Vec<AssetSummary>> {
         let extra = match kind {
-            AssetKind::Character => {
-                "COALESCE(NULLIF(json_extract(data, '$.avatar'), ''), (SELECT '/api/characters/' || character_id || '/avatar' FROM character_avatars WHERE character_id = characters.id)), NULL"
+            AssetKind::Character | AssetKind::Persona => {
+                let (avatar, table) = if kind == AssetKind::Character {
+                    ("character", "characters")
+                } else {
+                    ("persona", "personas")
+                };
+                let stored = match self.dialect() {
+                    Dialect::Sqlite => "json_extract(data, '$.avatar')",
+                    // A JSON string's text; anything else (a number, an object) as SQLite's
+                    // json_extract gives it, which the column read below refuses either way.
+                    Dialect::Postgres => "(data::jsonb ->> 'avatar')",
+                };
+                format!(
+                    "COALESCE(NULLIF({stored}, ''), (SELECT '/api/{avatar}s/' || {avatar}_id || '/avatar' FROM {avatar}_avatars WHERE {avatar}_id = {table}.id)), NULL"
+                )
             }
-            AssetKind::Persona => {
-                "COALESCE(NULLIF(json_extract(data, '$.avatar'), ''), (SELECT '/api/personas/' || persona_id || '/avatar' FROM persona_avatars WHERE persona_id = personas.id)), NULL"
-            }
-            AssetKind::Lorebook | AssetKind::Regex | AssetKind::Preset => {
-                "NULL, json_array_length(data, '$.entries')"
-            }
-            AssetKind::Chat => "NULL, NULL",
+            AssetKind::Lorebook | AssetKind::Regex | AssetKind::Preset => match self.dialect() {
+                Dialect::Sqlite => "NULL, json_array_length(data, '$.entries')".to_owned(),
+                Dialect::Postgres => "NULL, CASE jsonb_typeof(data::jsonb -> 'entries') WHEN 'array' THEN jsonb_array_length(data::jsonb -> 'entries')::BIGINT END".to_owned(),
+            },
+            AssetKind::Chat => "NULL, NULL".to_owned(),
         };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, name, revision, created_at, updated_at, {extra} FROM {} ORDER BY id",
-            kind.table()
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            Ok(AssetSummary {
-                id: r.get(0)?,
-                name: r.get(1)?,
-                revision: r.get::<_, i64>(2)?.max(0) as u64,
-                created_at: r.get(3)?,
-                updated_at: r.get(4)?,
-                avatar: r.get::<_, Option<String>>(5).ok().flatten(),
-                entries: r.get::<_, Option<i64>>(6)?.map(|n| n.max(0) as u64),
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.query_map(
+            &format!(
+                "SELECT id, name, revision, created_at, updated_at, {extra} FROM {} ORDER BY id",
+                kind.table()
+            ),
+            params![],
+            |r| {
+                Ok(AssetSummary {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    revision: r.get::<i64>(2)?.max(0) as u64,
+                    created_at: r.get(3)?,
+                    updated_at: r.get(4)?,
+                    avatar: r.get::<Option<String>>(5).ok().flatten(),
+                    entries: r.get::<Option<i64>>(6)?.map(|n| n.max(0) as u64),
+                })
+            },
+        )
     }
 
     /// The ids of a kind whose name matches `query` under `mode` (case-sensitive).
@@ -337,18 +337,24 @@ impl Tx<'_> {
         query: &str,
         mode: NameMatch,
     ) -> Result<Vec<i64>> {
-        let condition = match mode {
-            NameMatch::Exact => "name = ?1",
-            NameMatch::Prefix => "substr(name, 1, length(?1)) = ?1",
-            NameMatch::Suffix => "(length(?1) = 0 OR substr(name, -length(?1)) = ?1)",
-            NameMatch::Contains => "instr(name, ?1) > 0",
+        let condition = match (mode, self.dialect()) {
+            (NameMatch::Exact, _) => "name = ?1",
+            (NameMatch::Prefix, _) => "substr(name, 1, length(?1)) = ?1",
+            (NameMatch::Suffix, Dialect::Sqlite) => {
+                "(length(?1) = 0 OR substr(name, -length(?1)) = ?1)"
+            }
+            (NameMatch::Suffix, Dialect::Postgres) => "right(name, length(?1)) = ?1",
+            (NameMatch::Contains, Dialect::Sqlite) => "instr(name, ?1) > 0",
+            (NameMatch::Contains, Dialect::Postgres) => "strpos(name, ?1) > 0",
         };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id FROM {} WHERE {condition} ORDER BY id",
-            kind.table()
-        ))?;
-        let rows = stmt.query_map([query], |r| r.get::<_, i64>(0))?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        self.query_map(
+            &format!(
+                "SELECT id FROM {} WHERE {condition} ORDER BY id",
+                kind.table()
+            ),
+            params![query],
+            |r| r.get::<i64>(0),
+        )
     }
 
     /// Replaces an asset's JSON and bumps its revision. With `expected`, the write happens only
@@ -361,14 +367,11 @@ impl Tx<'_> {
         data: &Map<String, Value>,
         expected: Option<Revision>,
     ) -> Result<Revision> {
-        let current: Option<i64> = self
-            .conn
-            .query_row(
-                &format!("SELECT revision FROM {} WHERE id = ?1", kind.table()),
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let current: Option<i64> = self.query_opt(
+            &format!("SELECT revision FROM {} WHERE id = ?1", kind.table()),
+            params![id],
+            |r| r.get(0),
+        )?;
         let current = current.ok_or_else(|| StoreError::not_found(kind.as_str(), id))?;
         if let Some(expected) = expected
             && i64::try_from(expected).ok() != Some(current)
@@ -402,8 +405,7 @@ impl Tx<'_> {
             .to_owned();
         self.execute(
             &format!("UPDATE {} SET name = ?1, data = ?2, revision = revision + 1, updated_at = ?3 WHERE id = ?4", kind.table()),
-            params![name, Value::Object(data).to_string(), now(), id],
-        )?;
+            params![name, Value::Object(data).to_string(), now(), id])?;
         Ok((current + 1) as u64)
     }
 
@@ -418,10 +420,10 @@ impl Tx<'_> {
         if kind == AssetKind::Character {
             self.remove_member_everywhere(tavo_model::CharacterId(id))?;
         }
-        Ok(self
-            .conn
-            .execute(&format!("DELETE FROM {} WHERE id = ?1", kind.table()), [id])?
-            > 0)
+        Ok(self.execute(
+            &format!("DELETE FROM {} WHERE id = ?1", kind.table()),
+            params![id],
+        )? > 0)
     }
 
     /// The chats whose member list names the character, by id.
@@ -429,14 +431,21 @@ impl Tx<'_> {
         &self,
         id: tavo_model::CharacterId,
     ) -> Result<Vec<tavo_model::ChatId>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT c.id FROM chats c, json_each(c.data, '$.characters') m
-             WHERE json_extract(m.value, '$.id') = ?1 ORDER BY c.id",
-        )?;
-        let rows = stmt.query_map([id.0], |r| r.get::<_, i64>(0))?;
-        Ok(rows
-            .map(|r| r.map(tavo_model::ChatId))
-            .collect::<rusqlite::Result<Vec<_>>>()?)
+        let sql = match self.dialect() {
+            Dialect::Sqlite => {
+                "SELECT DISTINCT c.id FROM chats c, json_each(c.data, '$.characters') m
+                 WHERE json_extract(m.value, '$.id') = ?1 ORDER BY c.id"
+            }
+            Dialect::Postgres => {
+                "SELECT DISTINCT c.id FROM chats c,
+                   jsonb_array_elements(CASE jsonb_typeof(c.data::jsonb -> 'characters')
+                     WHEN 'array' THEN c.data::jsonb -> 'characters' ELSE '[]'::jsonb END) m
+                 WHERE m ->> 'id' = (?1)::text ORDER BY c.id"
+            }
+        };
+        self.query_map(sql, params![id.0], |r| {
+            r.get::<i64>(0).map(tavo_model::ChatId)
+        })
     }
 
     /// Removes a character from every chat's member list; returns the chats changed.
@@ -476,20 +485,16 @@ impl Tx<'_> {
 
     /// Every asset of the type, by id.
     pub fn list<A: Asset>(&self) -> Result<Vec<A>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, revision, data FROM {} ORDER BY id",
-            A::KIND.table()
-        ))?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })?;
+        let rows = self.query_map(
+            &format!(
+                "SELECT id, revision, data FROM {} ORDER BY id",
+                A::KIND.table()
+            ),
+            params![],
+            |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?)),
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, revision, text) = row?;
+        for (id, revision, text) in rows {
             out.push(from_json(
                 id,
                 with_identity(id, revision, parse_data(A::KIND, id, &text)?),

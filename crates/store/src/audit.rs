@@ -1,7 +1,7 @@
 //! A bounded audit log: what was written, by which door, when. The oldest entries fall off
 //! once the log holds [`AUDIT_CAPACITY`] entries, so it can never fill the disk.
 
-use rusqlite::params;
+use crate::sql::{Dialect, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -42,16 +42,15 @@ pub struct AuditFilter {
 impl Tx<'_> {
     /// Records an entry and drops the oldest beyond the capacity; returns the entry's id.
     pub fn audit_append(&self, action: &str, target: Option<&str>, details: &Value) -> Result<i64> {
-        self.execute(
+        let id = self.insert_id(
             "INSERT INTO audit_log (at, action, target, details) VALUES (?1, ?2, ?3, ?4)",
             params![now(), action, target, details.to_string()],
         )?;
-        let id = self.conn.last_insert_rowid();
         // Ids only grow and entries are only removed oldest-first, so the live ids are
         // contiguous and this keeps exactly the newest AUDIT_CAPACITY.
         self.execute(
             "DELETE FROM audit_log WHERE id <= ?1",
-            [id - AUDIT_CAPACITY],
+            params![id - AUDIT_CAPACITY],
         )?;
         Ok(id)
     }
@@ -68,13 +67,22 @@ impl Tx<'_> {
         before: Option<i64>,
         filter: &AuditFilter,
     ) -> Result<Vec<AuditEntry>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 \
-             AND (?3 IS NULL OR action = ?3) AND (?4 IS NULL OR target = ?4) \
-             AND (?5 IS NULL OR json_extract(details, '$.callId') = ?5) \
-             ORDER BY id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(
+        let sql = match self.dialect() {
+            Dialect::Sqlite => {
+                "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 \
+                 AND (?3 IS NULL OR action = ?3) AND (?4 IS NULL OR target = ?4) \
+                 AND (?5 IS NULL OR json_extract(details, '$.callId') = ?5) \
+                 ORDER BY id DESC LIMIT ?2"
+            }
+            Dialect::Postgres => {
+                "SELECT id, at, action, target, details FROM audit_log WHERE id < ?1 \
+                 AND (?3::text IS NULL OR action = ?3) AND (?4::text IS NULL OR target = ?4) \
+                 AND (?5::text IS NULL OR details::jsonb ->> 'callId' = ?5) \
+                 ORDER BY id DESC LIMIT ?2"
+            }
+        };
+        let rows = self.query_map(
+            sql,
             params![
                 before.unwrap_or(i64::MAX),
                 limit,
@@ -84,17 +92,16 @@ impl Tx<'_> {
             ],
             |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
+                    r.get::<i64>(0)?,
                     r.get(1)?,
                     r.get(2)?,
                     r.get(3)?,
-                    r.get::<_, String>(4)?,
+                    r.get::<String>(4)?,
                 ))
             },
         )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, at, action, target, details) = row?;
+        for (id, at, action, target, details) in rows {
             let details = serde_json::from_str(&details)
                 .map_err(|e| StoreError::json(format!("audit entry {id}"), e))?;
             out.push(AuditEntry {
@@ -111,7 +118,7 @@ impl Tx<'_> {
     /// Removes every entry; returns how many there were.
     pub fn audit_clear(&self) -> Result<usize> {
         // The tool rounds kept for later prompts hold the same arguments and results.
-        self.execute("DELETE FROM tool_rounds", [])?;
-        Ok(self.execute("DELETE FROM audit_log", [])?)
+        self.execute("DELETE FROM tool_rounds", params![])?;
+        self.execute("DELETE FROM audit_log", params![])
     }
 }

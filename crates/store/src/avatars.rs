@@ -3,7 +3,7 @@
 //! A card's PNG is its avatar; keeping the original bytes lets an export embed the card into
 //! the same image instead of a placeholder.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 
 use tavo_model::{CharacterId, PersonaId};
 
@@ -55,8 +55,7 @@ impl Tx<'_> {
                 "INSERT INTO {table} ({column}, mime_type, bytes) SELECT id, ?2, ?3 FROM {owners} WHERE id = ?1
                  ON CONFLICT({column}) DO UPDATE SET mime_type = excluded.mime_type, bytes = excluded.bytes"
             ),
-            params![id, avatar.mime_type, avatar.bytes],
-        )?;
+            params![id, avatar.mime_type, avatar.bytes])?;
         if written == 0 {
             return Err(StoreError::not_found(kind, id));
         }
@@ -64,22 +63,19 @@ impl Tx<'_> {
     }
 
     fn avatar_get(&self, t: &AvatarTable, id: i64) -> Result<Option<Avatar>> {
-        Ok(self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT mime_type, bytes FROM {} WHERE {} = ?1",
-                    t.table, t.column
-                ),
-                [id],
-                |r| {
-                    Ok(Avatar {
-                        mime_type: r.get(0)?,
-                        bytes: r.get(1)?,
-                    })
-                },
-            )
-            .optional()?)
+        self.query_opt(
+            &format!(
+                "SELECT mime_type, bytes FROM {} WHERE {} = ?1",
+                t.table, t.column
+            ),
+            params![id],
+            |r| {
+                Ok(Avatar {
+                    mime_type: r.get(0)?,
+                    bytes: r.get(1)?,
+                })
+            },
+        )
     }
 
     /// Stores (or replaces) a character's avatar image.
@@ -96,7 +92,7 @@ impl Tx<'_> {
     pub fn character_avatar_delete(&self, id: CharacterId) -> Result<bool> {
         Ok(self.execute(
             "DELETE FROM character_avatars WHERE character_id = ?1",
-            [id.0],
+            params![id.0],
         )? > 0)
     }
 

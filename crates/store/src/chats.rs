@@ -1,7 +1,7 @@
 //! Chat-specific operations: creation and deletion (with the chat's files), the persona a
 //! chat speaks as, the opaque per-chat state slots, and the chat's long-term memory.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde_json::Value;
 
 use tavo_model::{Chat, ChatId, Memory, MemoryId, Persona};
@@ -41,14 +41,11 @@ impl Tx<'_> {
     /// The value of one state slot of a chat, or `None`. The prompt engine keeps lorebook
     /// sticky/cooldown/delay state here; the store does not interpret it.
     pub fn chat_state_get(&self, chat: ChatId, key: &str) -> Result<Option<Value>> {
-        let text: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT value FROM chat_state WHERE chat_id = ?1 AND key = ?2",
-                params![chat.0, key],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let text: Option<String> = self.query_opt(
+            "SELECT value FROM chat_state WHERE chat_id = ?1 AND key = ?2",
+            params![chat.0, key],
+            |r| r.get(0),
+        )?;
         text.map(|t| {
             serde_json::from_str(&t)
                 .map_err(|e| StoreError::json(format!("chat {chat} state {key:?}"), e))
@@ -61,8 +58,7 @@ impl Tx<'_> {
         let updated = self.execute(
             "INSERT INTO chat_state (chat_id, key, value) SELECT id, ?2, ?3 FROM chats WHERE id = ?1
              ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
-            params![chat.0, key, value.to_string()],
-        )?;
+            params![chat.0, key, value.to_string()])?;
         if updated == 0 {
             return Err(StoreError::not_found("chat", chat));
         }
@@ -96,14 +92,11 @@ impl Tx<'_> {
     /// had one reads as disabled and empty (`id` is `None`). Readers that must change nothing,
     /// such as a dry-run prompt, use this instead of [`Self::memory_get`].
     pub fn memory_peek(&self, chat: ChatId) -> Result<Memory> {
-        let row: Option<(i64, bool, String)> = self
-            .conn
-            .query_row(
-                "SELECT id, enabled, memories FROM memories WHERE chat_id = ?1",
-                [chat.0],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
+        let row: Option<(i64, bool, String)> = self.query_opt(
+            "SELECT id, enabled, memories FROM memories WHERE chat_id = ?1",
+            params![chat.0],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
         let Some((id, enabled, text)) = row else {
             return Ok(Memory::default());
         };
@@ -149,8 +142,7 @@ impl Tx<'_> {
         self.execute(
             "UPDATE memories SET enabled = ?1, memories = ?2, revision = revision + 1, updated_at = ?3
              WHERE chat_id = ?4",
-            params![memory.enabled, memories, now(), chat.0],
-        )?;
+            params![memory.enabled, memories, now(), chat.0])?;
         Ok(())
     }
 }
@@ -178,30 +170,25 @@ impl Store {
                 "INSERT INTO messages (chat_id, position, role, character_id, hidden, revision, created_at, updated_at, data)
                  SELECT ?2, position, role, character_id, hidden, 1, ?3, ?3, data FROM messages WHERE chat_id = ?1
                  ORDER BY position",
-                params![id.0, new_id.0, at],
-            )?;
+                params![id.0, new_id.0, at])?;
             tx.execute(
                 "INSERT INTO message_variables (message_id, name, value)
                  SELECT n.id, v.name, v.value FROM message_variables v
                  JOIN messages o ON o.id = v.message_id AND o.chat_id = ?1
                  JOIN messages n ON n.chat_id = ?2 AND n.position = o.position",
-                params![id.0, new_id.0],
-            )?;
+                params![id.0, new_id.0])?;
             tx.execute(
                 "INSERT INTO chat_variables (chat_id, name, value)
                  SELECT ?2, name, value FROM chat_variables WHERE chat_id = ?1",
-                params![id.0, new_id.0],
-            )?;
+                params![id.0, new_id.0])?;
             tx.execute(
                 "INSERT INTO chat_state (chat_id, key, value)
                  SELECT ?2, key, value FROM chat_state WHERE chat_id = ?1",
-                params![id.0, new_id.0],
-            )?;
+                params![id.0, new_id.0])?;
             tx.execute(
                 "INSERT INTO memories (chat_id, enabled, memories, updated_at)
                  SELECT ?2, enabled, memories, ?3 FROM memories WHERE chat_id = ?1",
-                params![id.0, new_id.0, at],
-            )?;
+                params![id.0, new_id.0, at])?;
             Ok(new_id)
         })?;
         self.files().copy_chat_files(id.0, new_id.0)?;

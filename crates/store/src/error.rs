@@ -23,6 +23,12 @@ pub enum StoreError {
     /// SQLite refused a statement (locked database, corrupt file, constraint).
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL refused a statement, or could not be reached.
+    #[error("database error: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// A value read from the database was not what the store wrote (a column of another type).
+    #[error("database error: {0}")]
+    Database(String),
     /// The embedded schema migrations could not be applied.
     #[error("cannot migrate the database schema: {0}")]
     Migration(#[from] rusqlite_migration::Error),
@@ -90,6 +96,8 @@ impl StoreError {
             | StoreError::InvalidArgument(_) => "invalid_arguments",
             StoreError::Io { .. }
             | StoreError::Sqlite(_)
+            | StoreError::Postgres(_)
+            | StoreError::Database(_)
             | StoreError::Migration(_)
             | StoreError::Json { .. } => "internal_error",
         }

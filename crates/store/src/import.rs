@@ -5,7 +5,7 @@
 //! This module works on model types only: `tavo-formats` turns files into these types and back,
 //! the doors (CLI, server, tools) call both.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde::Serialize;
 
 use tavo_model::{
@@ -105,8 +105,7 @@ impl Tx<'_> {
         self.execute(
             "INSERT INTO character_links (character_id, lorebook_id, regex_id) VALUES (?1, ?2, ?3)
              ON CONFLICT(character_id) DO UPDATE SET lorebook_id = excluded.lorebook_id, regex_id = excluded.regex_id",
-            params![id.0, lorebook.map(|l| l.0), regex.map(|r| r.0)],
-        )?;
+            params![id.0, lorebook.map(|l| l.0), regex.map(|r| r.0)])?;
         Ok(())
     }
 
@@ -115,14 +114,11 @@ impl Tx<'_> {
         &self,
         id: CharacterId,
     ) -> Result<(Option<LorebookId>, Option<RegexId>)> {
-        let row: Option<(Option<i64>, Option<i64>)> = self
-            .conn
-            .query_row(
-                "SELECT lorebook_id, regex_id FROM character_links WHERE character_id = ?1",
-                [id.0],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let row: Option<(Option<i64>, Option<i64>)> = self.query_opt(
+            "SELECT lorebook_id, regex_id FROM character_links WHERE character_id = ?1",
+            params![id.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         let (lorebook, regex) = row.unwrap_or((None, None));
         Ok((lorebook.map(LorebookId), regex.map(RegexId)))
     }
@@ -179,14 +175,11 @@ impl Tx<'_> {
 
     /// The regex group linked to a preset.
     pub fn preset_regex(&self, id: PresetId) -> Result<Option<RegexId>> {
-        let regex: Option<Option<i64>> = self
-            .conn
-            .query_row(
-                "SELECT regex_id FROM preset_links WHERE preset_id = ?1",
-                [id.0],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let regex: Option<Option<i64>> = self.query_opt(
+            "SELECT regex_id FROM preset_links WHERE preset_id = ?1",
+            params![id.0],
+            |r| r.get(0),
+        )?;
         Ok(regex.flatten().map(RegexId))
     }
 

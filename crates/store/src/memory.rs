@@ -1,7 +1,7 @@
 //! The memory row's revision, for writers that read, think for a while (a model request), and
 //! write back: long-term memory extraction must never overwrite a user's edit made meanwhile.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use tavo_model::{ChatId, Memory};
 
 use crate::error::{Result, StoreError};
@@ -20,13 +20,11 @@ impl Tx<'_> {
     /// The chat's memory and its row revision, creating nothing (see [`Tx::memory_peek`]).
     pub fn memory_row(&self, chat: ChatId) -> Result<MemoryRow> {
         let memory = self.memory_peek(chat)?;
-        let revision: Option<i64> = self
-            .query_row(
-                "SELECT revision FROM memories WHERE chat_id = ?1",
-                [chat.0],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let revision: Option<i64> = self.query_opt(
+            "SELECT revision FROM memories WHERE chat_id = ?1",
+            params![chat.0],
+            |r| r.get(0),
+        )?;
         Ok(MemoryRow {
             memory,
             revision: revision.unwrap_or(0),

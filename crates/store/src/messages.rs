@@ -6,7 +6,7 @@
 //! that chat only, in two passes through negative numbers so the unique index never sees a
 //! duplicate mid-statement.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::{Param, Row, params};
 use serde_json::{Map, Value};
 
 use tavo_model::{CharacterId, ChatId, Message, MessageId, Role};
@@ -50,7 +50,7 @@ fn message_data(message: &Message) -> Result<String> {
     Ok(text)
 }
 
-fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, i64, String)> {
+fn read_row(row: &Row<'_>) -> Result<(i64, i64, String)> {
     Ok((row.get(0)?, row.get(1)?, row.get(2)?))
 }
 
@@ -67,10 +67,10 @@ fn to_message((id, position, text): (i64, i64, String)) -> Result<Message> {
 
 impl Tx<'_> {
     fn chat_exists(&self, chat: ChatId) -> Result<()> {
-        let found: Option<i64> = self
-            .conn
-            .query_row("SELECT 1 FROM chats WHERE id = ?1", [chat.0], |r| r.get(0))
-            .optional()?;
+        let found: Option<i64> =
+            self.query_opt("SELECT 1 FROM chats WHERE id = ?1", params![chat.0], |r| {
+                r.get(0)
+            })?;
         found
             .map(|_| ())
             .ok_or_else(|| StoreError::not_found("chat", chat))
@@ -81,12 +81,11 @@ impl Tx<'_> {
         let Some(id) = message.character_id else {
             return Ok(());
         };
-        let found: Option<i64> = self
-            .conn
-            .query_row("SELECT 1 FROM characters WHERE id = ?1", [id.0], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let found: Option<i64> = self.query_opt(
+            "SELECT 1 FROM characters WHERE id = ?1",
+            params![id.0],
+            |r| r.get(0),
+        )?;
         found
             .map(|_| ())
             .ok_or_else(|| StoreError::not_found("character", id))
@@ -95,11 +94,13 @@ impl Tx<'_> {
     /// Number of messages in the chat, hidden ones included (seed `tavo.message.count`).
     pub fn message_count(&self, chat: ChatId) -> Result<u64> {
         // MAX(position)+1 is answered from the index; COUNT(*) would walk the chat's rows.
-        let last: Option<i64> = self.query_row(
-            "SELECT MAX(position) FROM messages WHERE chat_id = ?1",
-            [chat.0],
-            |r| r.get(0),
-        )?;
+        let last: Option<i64> = self
+            .query_opt(
+                "SELECT MAX(position) FROM messages WHERE chat_id = ?1",
+                params![chat.0],
+                |r| r.get(0),
+            )?
+            .flatten();
         Ok(last.map_or(0, |p| (p + 1) as u64))
     }
 
@@ -121,22 +122,22 @@ impl Tx<'_> {
         self.chat_exists(chat)?;
         let first = self.message_count(chat)? as i64;
         let at = now();
-        let mut stmt = self.conn.prepare_cached(
-            "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
-        )?;
         let mut ids = Vec::with_capacity(messages.len());
         for (offset, message) in (0i64..).zip(messages) {
-            stmt.execute(params![
-                chat.0,
-                first + offset,
-                message.role.as_str(),
-                message.character_id.map(|c| c.0),
-                message.hidden,
-                at,
-                message_data(message)?,
-            ])?;
-            ids.push(MessageId(self.conn.last_insert_rowid()));
+            let id = self.insert_id(
+                "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
+                params![
+                    chat.0,
+                    first + offset,
+                    message.role.as_str(),
+                    message.character_id.map(|c| c.0),
+                    message.hidden,
+                    at,
+                    message_data(message)?,
+                ],
+            )?;
+            ids.push(MessageId(id));
         }
         Ok(ids)
     }
@@ -156,10 +157,10 @@ impl Tx<'_> {
         )?;
         self.execute(
             "UPDATE messages SET position = -position WHERE chat_id = ?1 AND position < 0",
-            [chat.0],
+            params![chat.0],
         )?;
         let at = now();
-        self.execute(
+        let id = self.insert_id(
             "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
             params![
@@ -172,37 +173,33 @@ impl Tx<'_> {
                 message_data(message)?
             ],
         )?;
-        Ok(MessageId(self.conn.last_insert_rowid()))
+        Ok(MessageId(id))
     }
 
     /// The message with its `id` and `floor`, or `None`.
     pub fn message_get(&self, id: MessageId) -> Result<Option<Message>> {
-        let row = self
-            .conn
-            .query_row(&format!("{SELECT} WHERE id = ?1"), [id.0], read_row)
-            .optional()?;
+        let row = self.query_opt(&format!("{SELECT} WHERE id = ?1"), params![id.0], read_row)?;
         row.map(to_message).transpose()
     }
 
     /// The chat a message belongs to, or `None` when the message does not exist.
     pub fn message_chat(&self, id: MessageId) -> Result<Option<ChatId>> {
         Ok(self
-            .conn
-            .query_row("SELECT chat_id FROM messages WHERE id = ?1", [id.0], |r| {
-                r.get(0)
-            })
-            .optional()?
+            .query_opt(
+                "SELECT chat_id FROM messages WHERE id = ?1",
+                params![id.0],
+                |r| r.get(0),
+            )?
             .map(ChatId))
     }
 
     /// The message's revision (bumped by each edit), or `None`.
     pub fn message_revision(&self, id: MessageId) -> Result<Option<u64>> {
-        let revision: Option<i64> = self
-            .conn
-            .query_row("SELECT revision FROM messages WHERE id = ?1", [id.0], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let revision: Option<i64> = self.query_opt(
+            "SELECT revision FROM messages WHERE id = ?1",
+            params![id.0],
+            |r| r.get(0),
+        )?;
         Ok(revision.map(|r| r.max(0) as u64))
     }
 
@@ -216,11 +213,13 @@ impl Tx<'_> {
     ) -> Result<Vec<Message>> {
         let end = end.map_or(i64::MAX, |e| i64::try_from(e).unwrap_or(i64::MAX));
         let start = i64::try_from(start).unwrap_or(i64::MAX);
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "{SELECT} WHERE chat_id = ?1 AND position BETWEEN ?2 AND ?3 ORDER BY position"
-        ))?;
-        let rows = stmt.query_map(params![chat.0, start, end], read_row)?;
-        rows.map(|r| to_message(r?)).collect()
+        self.query_map(
+            &format!(
+                "{SELECT} WHERE chat_id = ?1 AND position BETWEEN ?2 AND ?3 ORDER BY position"
+            ),
+            params![chat.0, start, end],
+            |r| to_message(read_row(r)?),
+        )
     }
 
     /// The last `n` messages of the chat, oldest first.
@@ -236,27 +235,32 @@ impl Tx<'_> {
     /// columns of the row, so no message JSON is parsed for rows that do not match.
     pub fn messages_filtered(&self, chat: ChatId, filter: &MessageFilter) -> Result<Vec<Message>> {
         let mut sql = format!("{SELECT} WHERE chat_id = ?1");
-        let mut args: Vec<rusqlite::types::Value> = vec![chat.0.into()];
-        if let Some(role) = filter.role {
-            args.push(role.as_str().to_owned().into());
+        let role = filter.role.map(|r| r.as_str());
+        let hidden = filter.hidden.map(i64::from);
+        let mut args: Vec<&dyn Param> = vec![&chat.0];
+        if let Some(role) = &role {
+            args.push(role);
             sql.push_str(&format!(" AND role = ?{}", args.len()));
         }
-        if let Some(hidden) = filter.hidden {
-            args.push(i64::from(hidden).into());
+        if let Some(hidden) = &hidden {
+            args.push(hidden);
             sql.push_str(&format!(" AND hidden = ?{}", args.len()));
         }
         if let Some(characters) = &filter.characters {
             let mut slots = Vec::with_capacity(characters.len());
             for c in characters {
-                args.push(c.0.into());
+                args.push(&c.0);
                 slots.push(format!("?{}", args.len()));
             }
-            sql.push_str(&format!(" AND character_id IN ({})", slots.join(", ")));
+            if slots.is_empty() {
+                // No speaker passes an empty list (PostgreSQL has no `IN ()`).
+                sql.push_str(" AND 1 = 0");
+            } else {
+                sql.push_str(&format!(" AND character_id IN ({})", slots.join(", ")));
+            }
         }
         sql.push_str(" ORDER BY position");
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(args), read_row)?;
-        rows.map(|r| to_message(r?)).collect()
+        self.query_map(&sql, &args, |r| to_message(read_row(r)?))
     }
 
     /// Every message of the chat, in floor order (exports; prefer ranges elsewhere).
@@ -311,26 +315,22 @@ impl Tx<'_> {
     /// Deletes a message (and its message-scope variables); later messages move up one floor.
     /// Returns whether it existed.
     pub fn message_delete(&self, id: MessageId) -> Result<bool> {
-        let row: Option<(i64, i64)> = self
-            .conn
-            .query_row(
-                "SELECT chat_id, position FROM messages WHERE id = ?1",
-                [id.0],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let row: Option<(i64, i64)> = self.query_opt(
+            "SELECT chat_id, position FROM messages WHERE id = ?1",
+            params![id.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         let Some((chat, position)) = row else {
             return Ok(false);
         };
-        self.conn
-            .execute("DELETE FROM messages WHERE id = ?1", [id.0])?;
+        self.execute("DELETE FROM messages WHERE id = ?1", params![id.0])?;
         self.execute(
             "UPDATE messages SET position = -position - 1 WHERE chat_id = ?1 AND position > ?2",
             params![chat, position],
         )?;
         self.execute(
             "UPDATE messages SET position = -position - 2 WHERE chat_id = ?1 AND position < 0",
-            [chat],
+            params![chat],
         )?;
         Ok(true)
     }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::{Row, params};
 use serde_json::{Map, Value};
 
 use crate::error::{Result, StoreError};
@@ -53,7 +53,7 @@ pub struct NewPlugin<'a> {
 const COLUMNS: &str =
     "id, version, spec_version, manifest, enabled, config, installed_at, updated_at";
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PluginRow> {
+fn row(r: &Row<'_>) -> Result<PluginRow> {
     let manifest: String = r.get(3)?;
     let config: String = r.get(5)?;
     Ok(PluginRow {
@@ -87,9 +87,11 @@ impl Tx<'_> {
              VALUES (?1, ?2, ?3, ?4, 1, '{}', ?5, ?5) \
              ON CONFLICT(id) DO UPDATE SET version = excluded.version, \
              spec_version = excluded.spec_version, manifest = excluded.manifest, updated_at = excluded.updated_at",
-            params![new.id, new.version, new.spec_version, new.manifest.to_string(), at],
+            params![new.id, new.version, new.spec_version, new.manifest.to_string(), at])?;
+        self.execute(
+            "DELETE FROM plugin_files WHERE plugin_id = ?1",
+            params![new.id],
         )?;
-        self.execute("DELETE FROM plugin_files WHERE plugin_id = ?1", [new.id])?;
         for (path, data) in new.files {
             self.execute(
                 "INSERT INTO plugin_files (plugin_id, path, data) VALUES (?1, ?2, ?3)",
@@ -102,53 +104,50 @@ impl Tx<'_> {
 
     /// Every installed plugin, by id.
     pub fn plugin_list(&self) -> Result<Vec<PluginRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM plugins ORDER BY id"))?;
-        let rows = stmt
-            .query_map([], row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.query_map(
+            &format!("SELECT {COLUMNS} FROM plugins ORDER BY id"),
+            params![],
+            row,
+        )
     }
 
     /// One plugin.
     pub fn plugin_get(&self, id: &str) -> Result<Option<PluginRow>> {
-        Ok(self
-            .conn
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM plugins WHERE id = ?1"))?
-            .query_row([id], row)
-            .optional()?)
+        self.query_opt(
+            &format!("SELECT {COLUMNS} FROM plugins WHERE id = ?1"),
+            params![id],
+            row,
+        )
     }
 
     /// One package file.
     pub fn plugin_file(&self, id: &str, path: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT data FROM plugin_files WHERE plugin_id = ?1 AND path = ?2")?
-            .query_row([id, path], |r| r.get(0))
-            .optional()?)
+        self.query_opt(
+            "SELECT data FROM plugin_files WHERE plugin_id = ?1 AND path = ?2",
+            params![id, path],
+            |r| r.get(0),
+        )
     }
 
     /// The package file paths, sorted.
     pub fn plugin_file_paths(&self, id: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT path FROM plugin_files WHERE plugin_id = ?1 ORDER BY path")?;
-        let rows = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.query_map(
+            "SELECT path FROM plugin_files WHERE plugin_id = ?1 ORDER BY path",
+            params![id],
+            |r| r.get(0),
+        )
     }
 
     /// Every package file (to repackage or re-validate a plugin).
     pub fn plugin_files(&self, id: &str) -> Result<BTreeMap<String, Vec<u8>>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT path, data FROM plugin_files WHERE plugin_id = ?1")?;
-        let rows = stmt
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
-        Ok(rows)
+        Ok(self
+            .query_map(
+                "SELECT path, data FROM plugin_files WHERE plugin_id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .into_iter()
+            .collect())
     }
 
     /// Enables or disables a plugin.
@@ -177,7 +176,7 @@ impl Tx<'_> {
 
     /// Uninstalls a plugin (its files go with it). Returns whether it was installed.
     pub fn plugin_delete(&self, id: &str) -> Result<bool> {
-        Ok(self.execute("DELETE FROM plugins WHERE id = ?1", [id])? > 0)
+        Ok(self.execute("DELETE FROM plugins WHERE id = ?1", params![id])? > 0)
     }
 }
 

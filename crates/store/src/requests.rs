@@ -3,7 +3,7 @@
 //! answer instead of writing twice. Kept for [`REQUEST_RETENTION_HOURS`] and at most
 //! [`REQUEST_CAPACITY`] entries, so it cannot fill the disk.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde_json::Value;
 
 use crate::error::Result;
@@ -29,19 +29,17 @@ impl Tx<'_> {
     /// The answer recorded for `id`, if it is still remembered.
     pub fn request_get(&self, id: &str) -> Result<Option<AnsweredRequest>> {
         let cutoff = cutoff();
-        let row = self
-            .conn
-            .prepare_cached(
-                "SELECT operation, digest, result FROM client_requests WHERE id = ?1 AND at >= ?2",
-            )?
-            .query_row(params![id, cutoff], |r| {
+        let row = self.query_opt(
+            "SELECT operation, digest, result FROM client_requests WHERE id = ?1 AND at >= ?2",
+            params![id, cutoff],
+            |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
+                    r.get::<String>(0)?,
+                    r.get::<String>(1)?,
+                    r.get::<String>(2)?,
                 ))
-            })
-            .optional()?;
+            },
+        )?;
         Ok(
             row.map(|(operation, arguments_digest, result)| AnsweredRequest {
                 operation,
@@ -54,8 +52,10 @@ impl Tx<'_> {
     /// Records the answer to `id` and forgets requests past their retention or capacity.
     pub fn request_record(&self, id: &str, answered: &AnsweredRequest) -> Result<()> {
         self.execute(
-            "INSERT OR REPLACE INTO client_requests (id, operation, digest, result, at) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO client_requests (id, operation, digest, result, at) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (id) DO UPDATE SET \
+             operation = excluded.operation, digest = excluded.digest, \
+             result = excluded.result, at = excluded.at",
             params![
                 id,
                 answered.operation,
@@ -64,11 +64,14 @@ impl Tx<'_> {
                 now()
             ],
         )?;
-        self.execute("DELETE FROM client_requests WHERE at < ?1", [cutoff()])?;
         self.execute(
-            "DELETE FROM client_requests WHERE rowid NOT IN \
-             (SELECT rowid FROM client_requests ORDER BY at DESC LIMIT ?1)",
-            [REQUEST_CAPACITY],
+            "DELETE FROM client_requests WHERE at < ?1",
+            params![cutoff()],
+        )?;
+        self.execute(
+            "DELETE FROM client_requests WHERE id NOT IN \
+             (SELECT id FROM client_requests ORDER BY at DESC LIMIT ?1)",
+            params![REQUEST_CAPACITY],
         )?;
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! Keys are free-form strings chosen by the owning room (`llm.providers`, `web.search`, …);
 //! values keep their JSON types. Secrets stored here (API keys) must never be logged by callers.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde_json::Value;
 
 use crate::error::{Result, StoreError};
@@ -12,12 +12,11 @@ use crate::store::{Tx, now};
 impl Tx<'_> {
     /// The value stored under `key`, or `None`.
     pub fn setting_get(&self, key: &str) -> Result<Option<Value>> {
-        let text: Option<String> = self
-            .conn
-            .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let text: Option<String> = self.query_opt(
+            "SELECT value FROM settings WHERE key = ?1",
+            params![key],
+            |r| r.get(0),
+        )?;
         text.map(|t| parse_setting(key, &t)).transpose()
     }
 
@@ -31,30 +30,24 @@ impl Tx<'_> {
         self.execute(
             "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-            params![key, value.to_string(), now()],
-        )?;
+            params![key, value.to_string(), now()])?;
         Ok(())
     }
 
     /// Removes `key`; returns whether it existed.
     pub fn setting_delete(&self, key: &str) -> Result<bool> {
-        Ok(self
-            .conn
-            .execute("DELETE FROM settings WHERE key = ?1", [key])?
-            > 0)
+        Ok(self.execute("DELETE FROM settings WHERE key = ?1", params![key])? > 0)
     }
 
     /// Every setting whose key starts with `prefix` (all of them for `""`), sorted by key.
     pub fn setting_list(&self, prefix: &str) -> Result<Vec<(String, Value)>> {
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.query_map(
             "SELECT key, value FROM settings WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
+            params![prefix],
+            |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
         )?;
-        let rows = stmt.query_map([prefix], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
         let mut out = Vec::new();
-        for row in rows {
-            let (key, text) = row?;
+        for (key, text) in rows {
             let value = parse_setting(&key, &text)?;
             out.push((key, value));
         }

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, Params, Row};
+use rusqlite::Connection;
+
+use crate::sql::{Dialect, Param, Row};
 
 use crate::error::{Result, StoreError};
 use crate::files::FileStore;
@@ -41,8 +43,16 @@ pub struct Store {
 
 struct Inner {
     data_dir: PathBuf,
-    conn: Mutex<Connection>,
+    backend: Backend,
     files: FileStore,
+}
+
+/// Where the library's rows live.
+enum Backend {
+    /// `tavo.db` in the data directory, over one connection.
+    Sqlite(Mutex<Connection>),
+    /// A schema of a PostgreSQL database, over a pool shared by every library on it.
+    Postgres(crate::postgres::PgLibrary),
 }
 
 impl std::fmt::Debug for Store {
@@ -68,10 +78,48 @@ impl Store {
         Ok(Self {
             inner: Arc::new(Inner {
                 data_dir,
-                conn: Mutex::new(conn),
+                backend: Backend::Sqlite(Mutex::new(conn)),
                 files,
             }),
         })
+    }
+
+    /// Opens (creating and migrating if needed) the library in PostgreSQL schema `schema` of
+    /// `pool`'s database. `data_dir` holds what is not in the database yet: the chat and
+    /// global files.
+    pub fn open_postgres(
+        pool: Arc<crate::postgres::PgPool>,
+        schema: &str,
+        data_dir: impl AsRef<Path>,
+    ) -> Result<Self> {
+        let data_dir = data_dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| StoreError::io("cannot create the data directory", &data_dir, e))?;
+        let library = crate::postgres::PgLibrary::open(pool, schema)?;
+        let files = FileStore::new(data_dir.join("files"));
+        Ok(Self {
+            inner: Arc::new(Inner {
+                data_dir,
+                backend: Backend::Postgres(library),
+                files,
+            }),
+        })
+    }
+
+    /// Which database the library is on.
+    pub fn dialect(&self) -> Dialect {
+        match self.inner.backend {
+            Backend::Sqlite(_) => Dialect::Sqlite,
+            Backend::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    /// The PostgreSQL schema of the library, `None` on SQLite.
+    pub fn postgres_schema(&self) -> Option<&str> {
+        match &self.inner.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(l) => Some(l.schema()),
+        }
     }
 
     /// The directory this library lives in.
@@ -87,11 +135,7 @@ impl Store {
     /// Runs `f` in one write transaction (`BEGIN IMMEDIATE`): it commits if `f` returns `Ok`,
     /// and rolls back — leaving the library exactly as it was — if `f` returns an error.
     pub fn write<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        let conn = self.lock();
-        let open = Open::begin(&conn, "BEGIN IMMEDIATE")?;
-        let value = f(&Tx { conn: &conn })?;
-        open.commit()?;
-        Ok(value)
+        self.transaction(true, f)
     }
 
     /// Like [`Store::write`] for callers whose own error type wraps [`StoreError`] (an operation
@@ -100,37 +144,62 @@ impl Store {
         &self,
         f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        let conn = self.lock();
-        let open = Open::begin(&conn, "BEGIN IMMEDIATE")?;
-        let value = f(&Tx { conn: &conn })?;
-        open.commit()?;
-        Ok(value)
+        self.transaction(true, f)
     }
 
     /// Runs `f` in one read transaction, so that several reads see one consistent snapshot.
     pub fn read<T>(&self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
-        let conn = self.lock();
-        let open = Open::begin(&conn, "BEGIN DEFERRED")?;
-        let value = f(&Tx { conn: &conn })?;
-        open.commit()?;
-        Ok(value)
+        self.transaction(false, f)
+    }
+
+    /// One transaction on either database: on SQLite `BEGIN IMMEDIATE` for a write (writers
+    /// queue for the lock at the start, never half-way) and `BEGIN DEFERRED` for a read.
+    fn transaction<T, E: From<StoreError>>(
+        &self,
+        write: bool,
+        f: impl FnOnce(&Tx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        match &self.inner.backend {
+            Backend::Sqlite(conn) => {
+                let conn = lock(conn);
+                let open = Open::begin(
+                    &conn,
+                    if write {
+                        "BEGIN IMMEDIATE"
+                    } else {
+                        "BEGIN DEFERRED"
+                    },
+                )?;
+                let value = f(&Tx {
+                    conn: Conn::Sqlite(&conn),
+                })?;
+                open.commit()?;
+                Ok(value)
+            }
+            Backend::Postgres(library) => library.transaction(write, |session| {
+                f(&Tx {
+                    conn: Conn::Postgres(session),
+                })
+            }),
+        }
     }
 
     /// Runs `f` on the library's connection outside any transaction (backup's restore, which
     /// attaches a second database and runs its own transaction).
     pub(crate) fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self.lock();
-        f(&conn)
+        match &self.inner.backend {
+            Backend::Sqlite(conn) => f(&lock(conn)),
+            Backend::Postgres(_) => Err(StoreError::InvalidArgument(
+                "this works on a SQLite library only; a PostgreSQL library is backed up with `tavo migrate` or pg_dump".into(),
+            )),
+        }
     }
+}
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic inside a transaction leaves the connection usable: the transaction rolled back
-        // when it was dropped during unwinding, so a poisoned lock carries no torn state.
-        self.inner
-            .conn
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
+fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A panic inside a transaction leaves the connection usable: the transaction rolled back
+    // when it was dropped during unwinding, so a poisoned lock carries no torn state.
+    conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// An open transaction that rolls back unless committed: on an error, and during unwinding.
@@ -175,7 +244,14 @@ impl Drop for Open<'_> {
 /// A transaction in progress. Every repository operation is a method on `Tx`; the same
 /// operations on [`Store`] are shorthands that run one of them in its own transaction.
 pub struct Tx<'c> {
-    pub(crate) conn: &'c Connection,
+    pub(crate) conn: Conn<'c>,
+}
+
+/// The connection a transaction runs on.
+#[derive(Clone, Copy)]
+pub(crate) enum Conn<'c> {
+    Sqlite(&'c Connection),
+    Postgres(&'c crate::postgres::PgSession),
 }
 
 fn configure(conn: &Connection) -> Result<()> {
@@ -205,26 +281,96 @@ pub(crate) fn now() -> String {
 }
 
 impl Tx<'_> {
-    /// Runs one statement, prepared once per connection: SQLite parses and plans a statement
-    /// each time it is prepared, which cost more than running most of ours.
-    pub(crate) fn execute<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
-        self.conn.prepare_cached(sql)?.execute(params)
+    /// Which database this transaction runs on (for the few statements spelled differently).
+    pub fn dialect(&self) -> Dialect {
+        match self.conn {
+            Conn::Sqlite(_) => Dialect::Sqlite,
+            Conn::Postgres(_) => Dialect::Postgres,
+        }
     }
 
-    /// Reads one row with a statement prepared once per connection (see [`Tx::execute`]).
-    pub(crate) fn query_row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
-    where
-        P: Params,
-        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    {
-        self.conn.prepare_cached(sql)?.query_row(params, f)
+    /// Runs one statement, prepared once per connection (SQLite parses and plans a statement
+    /// each time it is prepared, which cost more than running most of ours); returns the rows
+    /// it changed.
+    pub(crate) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
+        match self.conn {
+            Conn::Sqlite(c) => Ok(c
+                .prepare_cached(sql)?
+                .execute(rusqlite::params_from_iter(params.iter().copied()))?),
+            Conn::Postgres(pg) => pg.execute(sql, params),
+        }
     }
 
-    /// The schema version (`PRAGMA user_version`): how many migrations have run.
+    /// Runs an `INSERT` and returns the new row's `id` (`RETURNING id` on both databases).
+    pub(crate) fn insert_id(&self, sql: &str, params: &[&dyn Param]) -> Result<i64> {
+        let sql = format!("{sql} RETURNING id");
+        self.query_opt(&sql, params, |r| r.get(0))?
+            .ok_or_else(|| StoreError::Database("an INSERT returned no id".into()))
+    }
+
+    /// The first row of a query through `f`, or `None` when there is none.
+    pub(crate) fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row<'_>) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(rusqlite::params_from_iter(params.iter().copied()))?;
+                match rows.next()? {
+                    Some(r) => f(&Row::Sqlite(r)).map(Some),
+                    None => Ok(None),
+                }
+            }
+            Conn::Postgres(pg) => match pg.query_opt(sql, params)? {
+                Some(r) => f(&Row::Postgres(&r)).map(Some),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// Every row of a query through `f`, in order.
+    pub(crate) fn query_map<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut f: impl FnMut(&Row<'_>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        match self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(rusqlite::params_from_iter(params.iter().copied()))?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next()? {
+                    out.push(f(&Row::Sqlite(r))?);
+                }
+                Ok(out)
+            }
+            Conn::Postgres(pg) => pg
+                .query(sql, params)?
+                .iter()
+                .map(|r| f(&Row::Postgres(r)))
+                .collect(),
+        }
+    }
+
+    /// The SQLite connection, for what only SQLite has (its query plan, its pragmas); `None`
+    /// on PostgreSQL.
+    pub(crate) fn sqlite(&self) -> Option<&Connection> {
+        match self.conn {
+            Conn::Sqlite(c) => Some(c),
+            Conn::Postgres(_) => None,
+        }
+    }
+
+    /// The schema version: how many migrations have run (`PRAGMA user_version` on SQLite).
     pub fn user_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        match self.conn {
+            Conn::Sqlite(c) => Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?),
+            Conn::Postgres(pg) => pg.schema_version(),
+        }
     }
 }
 
@@ -232,7 +378,10 @@ impl Tx<'_> {
     /// SQLite's query plan for `sql`, one line per step (tests assert that hot queries use
     /// their index).
     pub fn explain(&self, sql: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let Some(conn) = self.sqlite() else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
         let rows = stmt.query_map([], |r| r.get::<_, String>(3))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
@@ -249,8 +398,11 @@ mod tests {
         assert!(store.data_dir().join(DATABASE_FILE).exists());
         let (mode, fk): (String, i64) = store
             .read(|tx| {
-                let mode = tx.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-                let fk = tx.conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0))?;
+                let mode = tx.query_opt("PRAGMA journal_mode", &[], |r| r.get(0))?;
+                let fk = tx.query_opt("PRAGMA foreign_keys", &[], |r| r.get(0))?;
+                let (Some(mode), Some(fk)) = (mode, fk) else {
+                    panic!("pragmas answer")
+                };
                 Ok((mode, fk))
             })
             .unwrap();

@@ -7,7 +7,7 @@
 //! cleared with that log ([`Tx::audit_clear`]); a message then goes back to its one-line card
 //! summary in prompts. Deleting the message deletes its rounds.
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde_json::Value;
 use tavo_model::{ChatId, MessageId};
 
@@ -17,13 +17,11 @@ use crate::store::{Tx, now};
 impl Tx<'_> {
     /// Stores (replaces) the tool rounds of `message`, a JSON document the engine defines.
     pub fn tool_rounds_set(&self, message: MessageId, rounds: &Value) -> Result<()> {
-        let chat: Option<i64> = self
-            .query_row(
-                "SELECT chat_id FROM messages WHERE id = ?1",
-                [message.get()],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let chat: Option<i64> = self.query_opt(
+            "SELECT chat_id FROM messages WHERE id = ?1",
+            params![message.get()],
+            |r| r.get(0),
+        )?;
         let chat = chat.ok_or_else(|| StoreError::NotFound {
             kind: "message",
             id: message.to_string(),
@@ -38,15 +36,13 @@ impl Tx<'_> {
 
     /// The tool rounds stored for messages of `chat`, by message.
     pub fn tool_rounds_of_chat(&self, chat: ChatId) -> Result<Vec<(MessageId, Value)>> {
-        let mut stmt = self.conn.prepare_cached(
+        let rows = self.query_map(
             "SELECT message_id, rounds FROM tool_rounds WHERE chat_id = ?1 ORDER BY message_id",
+            params![chat.get()],
+            |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
         )?;
-        let rows = stmt.query_map([chat.get()], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, text) = row?;
+        for (id, text) in rows {
             let value = serde_json::from_str(&text)
                 .map_err(|e| StoreError::json(format!("tool rounds of message {id}"), e))?;
             out.push((MessageId(id), value));

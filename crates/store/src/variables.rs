@@ -5,7 +5,7 @@
 //! The scopes never fall through to each other (TavoJS); a chat's variables are deleted with
 //! the chat and a message's with the message (foreign keys, `ON DELETE CASCADE`).
 
-use rusqlite::{OptionalExtension, params};
+use crate::sql::params;
 use serde_json::{Map, Value};
 
 use crate::error::{Result, StoreError};
@@ -38,21 +38,17 @@ impl Tx<'_> {
     fn var_row(&self, scope: VarScope, name: &str) -> Result<Option<Value>> {
         let (table, owner_col, owner) = scope.table();
         let text: Option<String> = if owner_col.is_empty() {
-            self.conn
-                .query_row(
-                    &format!("SELECT value FROM {table} WHERE name = ?1"),
-                    [name],
-                    |r| r.get(0),
-                )
-                .optional()?
+            self.query_opt(
+                &format!("SELECT value FROM {table} WHERE name = ?1"),
+                params![name],
+                |r| r.get(0),
+            )?
         } else {
-            self.conn
-                .query_row(
-                    &format!("SELECT value FROM {table} WHERE {owner_col} = ?1 AND name = ?2"),
-                    params![owner, name],
-                    |r| r.get(0),
-                )
-                .optional()?
+            self.query_opt(
+                &format!("SELECT value FROM {table} WHERE {owner_col} = ?1 AND name = ?2"),
+                params![owner, name],
+                |r| r.get(0),
+            )?
         };
         text.map(|t| {
             serde_json::from_str(&t).map_err(|e| StoreError::json(format!("variable {name:?}"), e))
@@ -82,8 +78,10 @@ impl Tx<'_> {
                 )?;
             }
             (None, true) => {
-                self.conn
-                    .execute(&format!("DELETE FROM {table} WHERE name = ?1"), [name])?;
+                self.execute(
+                    &format!("DELETE FROM {table} WHERE name = ?1"),
+                    params![name],
+                )?;
             }
             (None, false) => {
                 self.execute(
@@ -101,12 +99,11 @@ impl Tx<'_> {
             VarScope::Chat(id) => ("chats", "chat", id),
             VarScope::Message(id) => ("messages", "message", id),
         };
-        let found: Option<i64> = self
-            .conn
-            .query_row(&format!("SELECT 1 FROM {table} WHERE id = ?1"), [id], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let found: Option<i64> = self.query_opt(
+            &format!("SELECT 1 FROM {table} WHERE id = ?1"),
+            params![id],
+            |r| r.get(0),
+        )?;
         found
             .map(|_| ())
             .ok_or_else(|| StoreError::not_found(kind, id))
@@ -173,13 +170,11 @@ impl Tx<'_> {
         } else {
             format!("SELECT name, value FROM {table} WHERE {owner_col} = ?1 ORDER BY name")
         };
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map([owner], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        let rows = self.query_map(&sql, params![owner], |r| {
+            Ok((r.get::<String>(0)?, r.get::<String>(1)?))
         })?;
         let mut out = Map::new();
-        for row in rows {
-            let (name, text) = row?;
+        for (name, text) in rows {
             let value = serde_json::from_str(&text)
                 .map_err(|e| StoreError::json(format!("variable {name:?}"), e))?;
             out.insert(name, value);
@@ -193,11 +188,11 @@ impl Tx<'_> {
         self.var_owner_exists(scope)?;
         let (table, owner_col, owner) = scope.table();
         if owner_col.is_empty() {
-            self.execute(&format!("DELETE FROM {table}"), [])?;
+            self.execute(&format!("DELETE FROM {table}"), params![])?;
         } else {
             self.execute(
                 &format!("DELETE FROM {table} WHERE {owner_col} = ?1"),
-                [owner],
+                params![owner],
             )?;
         }
         for (name, value) in vars {
