@@ -54,6 +54,13 @@ pub struct Turn {
     pub delay_ms: u64,
     /// Characters per text or argument delta (default 8).
     pub chunk: Option<usize>,
+    /// Stamp every streamed text delta with its send time instead of the scripted characters
+    /// (relay-latency load tests): each text delta carries `<t:NANOS>`, NANOS the wall-clock time
+    /// in nanoseconds since the Unix epoch (19 digits, zero-padded), read when the mock writes
+    /// the event, after the [`Turn::delay_ms`] pause. [`Turn::text`] and [`Turn::chunk`] still set
+    /// how many text deltas there are (one per piece); a frame that repeats the whole text (the
+    /// Responses `done` events, a non-streamed body) carries one stamp for it. Off by default.
+    pub stamp: bool,
 }
 
 impl Turn {
@@ -163,5 +170,8 @@ mod tests {
         assert_eq!(s.turns.len(), 2);
         assert_eq!(s.turns[0].delay_ms, 5);
         assert_eq!(s.turns[1].call_ids(1), vec!["call_1_0"]);
+        assert!(!s.turns[0].stamp);
+        let t: Turn = serde_json::from_str(r#"{"text":"abc","stamp":true}"#).unwrap_or_default();
+        assert!(t.stamp);
     }
 }

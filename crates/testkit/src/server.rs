@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -219,6 +219,19 @@ fn answer(wire: Wire, stream: bool, turn: &Turn, turn_no: usize, model: &str) ->
         }
         return resp;
     }
+    let stamped;
+    let turn = if turn.stamp {
+        stamped = Turn {
+            text: turn
+                .text
+                .as_ref()
+                .map(|t| STAMP_SLOT.to_string().repeat(t.chars().count())),
+            ..turn.clone()
+        };
+        &stamped
+    } else {
+        turn
+    };
     let c = Ctx {
         turn,
         turn_no,
@@ -231,6 +244,14 @@ fn answer(wire: Wire, stream: bool, turn: &Turn, turn_no: usize, model: &str) ->
             Wire::Anthropic => render::anthropic::body(&c),
             Wire::Gemini => render::gemini::body(&c),
         };
+        if turn.stamp {
+            return (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, "application/json")],
+                fill_stamps(&body.to_string(), now_ns()),
+            )
+                .into_response();
+        }
         return json_response(StatusCode::OK, &body);
     }
     let frames = match wire {
@@ -251,6 +272,7 @@ fn answer(wire: Wire, stream: bool, turn: &Turn, turn_no: usize, model: &str) ->
         sent: 0,
         fail_after,
         delay,
+        stamp: turn.stamp,
         done: false,
     };
     let events = futures_util::stream::unfold(state, move |mut p| async move {
@@ -268,9 +290,12 @@ fn answer(wire: Wire, stream: bool, turn: &Turn, turn_no: usize, model: &str) ->
             );
             return Some((Err(err), p));
         }
-        let frame = p.frames.next()?;
+        let mut frame = p.frames.next()?;
         if !p.delay.is_zero() {
             tokio::time::sleep(p.delay).await;
+        }
+        if p.stamp {
+            frame.data = fill_stamps(&frame.data, now_ns());
         }
         p.sent += 1;
         Some((
@@ -292,5 +317,144 @@ struct Pump {
     sent: usize,
     fail_after: Option<usize>,
     delay: Duration,
+    /// Fill the stamp slots of each frame with its send time ([`Turn::stamp`]).
+    stamp: bool,
     done: bool,
+}
+
+/// The character a stamped turn's text is made of before it is sent: every piece of the text
+/// is a run of it, replaced by one `<t:NANOS>` when its frame is written. A private-use code
+/// point, which JSON carries unescaped.
+const STAMP_SLOT: char = '\u{E000}';
+
+/// Nanoseconds since the Unix epoch, by the wall clock.
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// `s` with every run of [`STAMP_SLOT`] replaced by `<t:NANOS>` (19 digits, zero-padded).
+fn fill_stamps(s: &str, nanos: u128) -> String {
+    if !s.contains(STAMP_SLOT) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 24);
+    let mut in_slot = false;
+    for ch in s.chars() {
+        if ch == STAMP_SLOT {
+            if !in_slot {
+                out.push_str(&format!("<t:{nanos:019}>"));
+            }
+            in_slot = true;
+        } else {
+            in_slot = false;
+            out.push(ch);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stamp inside `<t:NANOS>`, when `s` is exactly one.
+    fn stamp_of(s: &str) -> Option<u128> {
+        let digits = s.strip_prefix("<t:")?.strip_suffix('>')?;
+        (digits.len() == 19 && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    }
+
+    #[test]
+    fn stamp_slots_become_one_stamp_per_run() {
+        let s = format!("a{0}{0}{0}b{0}", STAMP_SLOT);
+        assert_eq!(
+            fill_stamps(&s, 42),
+            "a<t:0000000000000000042>b<t:0000000000000000042>"
+        );
+        assert_eq!(fill_stamps("plain", 1), "plain");
+    }
+
+    #[tokio::test]
+    async fn stamped_text_deltas_carry_increasing_send_times() {
+        let turn = Turn {
+            chunk: Some(3),
+            delay_ms: 2,
+            stamp: true,
+            ..Turn::text("abcdefghij")
+        };
+        let script = Script {
+            turns: vec![turn],
+            repeat_last: true,
+        };
+        let mock = MockProvider::start(script).await.expect("mock");
+        let http = reqwest::Client::new();
+        let body = serde_json::json!({"model": "m", "stream": true, "max_tokens": 16,
+                                      "messages": [{"role": "user", "content": "go"}],
+                                      "input": "go", "contents": []});
+        let cases = [
+            (
+                Wire::OpenaiChat,
+                "/chat/completions",
+                "/choices/0/delta/content",
+            ),
+            (Wire::OpenaiResponses, "/responses", "/delta"),
+            (Wire::Anthropic, "/v1/messages", "/delta/text"),
+            (
+                Wire::Gemini,
+                "/v1beta/models/m:streamGenerateContent?alt=sse",
+                "/candidates/0/content/parts/0/text",
+            ),
+        ];
+        for (wire, path, pointer) in cases {
+            let before = now_ns();
+            let text = http
+                .post(format!("{}{path}", mock.base_url(wire)))
+                .json(&body)
+                .send()
+                .await
+                .expect("send")
+                .text()
+                .await
+                .expect("body");
+            let after = now_ns();
+            let deltas: Vec<String> = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+                .filter_map(|v| v.pointer(pointer)?.as_str().map(str::to_owned))
+                .filter(|t| !t.is_empty())
+                .collect();
+            let stamps: Vec<u128> = deltas.iter().filter_map(|d| stamp_of(d)).collect();
+            assert_eq!(stamps.len(), 4, "{wire:?}: one stamp per piece: {deltas:?}");
+            assert_eq!(deltas.len(), 4, "{wire:?}: only stamps: {deltas:?}");
+            assert!(
+                stamps.windows(2).all(|w| w[0] < w[1]),
+                "{wire:?}: increasing: {stamps:?}"
+            );
+            assert!(
+                before <= stamps[0] && stamps[3] <= after,
+                "{wire:?}: {before} ≤ {stamps:?} ≤ {after}"
+            );
+        }
+        let plain: Value = http
+            .post(format!(
+                "{}/chat/completions",
+                mock.base_url(Wire::OpenaiChat)
+            ))
+            .json(&serde_json::json!({"model": "m", "messages": []}))
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        let content = plain
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        assert!(stamp_of(content).is_some(), "non-streamed: {content}");
+    }
 }
