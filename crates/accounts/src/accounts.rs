@@ -20,8 +20,10 @@ pub const ACCOUNTS_FILE: &str = "accounts.sqlite";
 
 /// The folder of a user's library relative to the data folder: `.` is the data folder itself.
 const ROOT_LIBRARY: &str = ".";
-/// The shared library's folder under the data folder.
+/// The shared library's folder under the data folder, and its PostgreSQL schema.
 pub const SHARED_LIBRARY: &str = "shared";
+/// The PostgreSQL schema of the data folder's own library.
+pub const ROOT_SCHEMA: &str = "tavo";
 
 const SCHEMA: &str = r#"
 CREATE TABLE users (
@@ -254,6 +256,17 @@ impl Accounts {
             self.root.clone()
         } else {
             self.root.join(&user.library)
+        }
+    }
+
+    /// The PostgreSQL schema of a user's library when the server keeps its libraries in
+    /// PostgreSQL (`--database`): `tavo` for the data folder's own library (the one
+    /// `tavo serve --database` serves without accounts), `user_<id>` for everyone else's.
+    pub fn library_schema(&self, user: &User) -> String {
+        if user.library == ROOT_LIBRARY {
+            ROOT_SCHEMA.to_owned()
+        } else {
+            format!("user_{}", user.id)
         }
     }
 

@@ -19,7 +19,7 @@ pub mod password;
 pub mod session;
 pub mod throttle;
 
-pub use accounts::{ACCOUNTS_FILE, Accounts, Login, User, UserName};
+pub use accounts::{ACCOUNTS_FILE, Accounts, Login, ROOT_SCHEMA, SHARED_LIBRARY, User, UserName};
 pub use error::AccountError;
 pub use session::{ABSOLUTE_EXPIRY, IDLE_EXPIRY, SessionToken};
 pub use throttle::Throttled;

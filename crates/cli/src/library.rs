@@ -1,7 +1,6 @@
 //! What the library commands (`import`, `list`, `show`, `export`, `delete`) share: the KIND
 //! argument and opening the store.
 
-use anyhow::Context as _;
 use tavo_model::AssetKind;
 use tavo_store::Store;
 
@@ -17,6 +16,5 @@ pub fn parse_kind(value: &str) -> Result<AssetKind, String> {
 
 /// Opens the library of the resolved data directory.
 pub fn open_store(ctx: &Context) -> anyhow::Result<Store> {
-    Store::open(ctx.data_dir())
-        .with_context(|| format!("cannot open the library in {}", ctx.data_dir().display()))
+    ctx.open_store()
 }

@@ -48,6 +48,17 @@ struct Cli {
     #[arg(long, global = true, env = "TAVO_USER", value_name = "NAME")]
     user: Option<String>,
 
+    /// Keep the libraries in PostgreSQL (`postgres://user:password@host:port/database`) instead
+    /// of SQLite files in the data folder; the data folder still holds the files and accounts.
+    #[arg(
+        long,
+        global = true,
+        env = "TAVO_DATABASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    database: Option<String>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -105,6 +116,8 @@ enum Command {
     McpServer(cmd::mcp_server::McpServerArgs),
     /// Accounts of `tavo serve --accounts`: add, list, passwd, disable, enable, admin, remove.
     User(cmd::user::UserArgs),
+    /// Copy libraries between SQLite folders and PostgreSQL (rows, files, keys), losslessly.
+    Migrate(cmd::migrate::MigrateArgs),
     /// The shared library of `tavo serve --accounts`: list, publish (an admin's), remove.
     Shared(cmd::shared::SharedArgs),
     /// Tavo plugins (.tpg): install, list, show, enable, disable, uninstall, config.
@@ -138,10 +151,11 @@ fn main() -> ExitCode {
 
 /// Runs one command.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let ctx = Context::new(cli.data_dir);
+    let base = Context::new(cli.data_dir, cli.database);
+    // Migrate picks its libraries itself (every user's, or --user's).
     let ctx = match &cli.user {
-        Some(name) => ctx.for_user(name)?,
-        None => ctx,
+        Some(name) if !matches!(cli.command, Command::Migrate(_)) => base.clone().for_user(name)?,
+        _ => base.clone(),
     };
     match cli.command {
         Command::DataDir => {
@@ -171,6 +185,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugin(args) => cmd::plugin::run(args, &ctx),
         Command::User(args) => cmd::user::run(args, &ctx),
         Command::Shared(args) => cmd::shared::run(args, &ctx),
+        Command::Migrate(args) => cmd::migrate::run(args, &base, cli.user.as_deref()),
         Command::Translate(args) => cmd::translate::run(args, &ctx),
         Command::Image(args) => cmd::image::run(args, &ctx),
         Command::Tts(args) => cmd::tts::run(args, &ctx),

@@ -69,6 +69,8 @@ pub struct FileConfig {
     pub max_replies_per_user: Option<usize>,
     /// With accounts: the most megabytes one user's library may take (0: no limit).
     pub quota_mb_per_user: Option<u64>,
+    /// Keep the libraries in PostgreSQL (`postgres://…`) instead of SQLite files.
+    pub database: Option<String>,
 }
 
 /// The settings `tavo serve` runs with, after every source has been merged.
@@ -91,6 +93,9 @@ pub struct ServeConfig {
     pub accounts: bool,
     /// With accounts: what one user may use of the server.
     pub user_limits: UserLimits,
+    /// The PostgreSQL database the libraries live in (`--database`, `TAVO_DATABASE`,
+    /// `database` in the config file); `None`: SQLite files in the data folder.
+    pub database: Option<String>,
 }
 
 /// What one user of a server with accounts may use.
@@ -121,6 +126,7 @@ impl std::fmt::Debug for ServeConfig {
             .field("limits", &self.limits)
             .field("data_dir", &self.data_dir)
             .field("accounts", &self.accounts)
+            .field("database", &self.database.as_ref().map(|_| "<set>"))
             .finish()
     }
 }
@@ -182,6 +188,8 @@ pub struct Overrides {
     pub config: Option<PathBuf>,
     /// `--accounts`.
     pub accounts: bool,
+    /// `--database` / `TAVO_DATABASE`.
+    pub database: Option<String>,
 }
 
 impl ServeConfig {
@@ -217,6 +225,10 @@ impl ServeConfig {
                     .filter(|mb| *mb > 0)
                     .map(|mb| mb.saturating_mul(1024 * 1024)),
             },
+            database: overrides
+                .database
+                .or(file.database)
+                .filter(|d| !d.trim().is_empty()),
         };
         config.validate()?;
         Ok(config)
@@ -232,6 +244,7 @@ impl ServeConfig {
             data_dir: data_dir.into(),
             accounts: false,
             user_limits: UserLimits::default(),
+            database: None,
         }
     }
 

@@ -48,6 +48,9 @@ impl Store {
                 dest.display()
             )));
         }
+        if self.dialect() == crate::Dialect::Postgres {
+            return self.snapshot_postgres_into(dest);
+        }
         let conn = Connection::open_with_flags(
             self.data_dir().join(DATABASE_FILE),
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -92,6 +95,9 @@ impl Store {
             migrations().to_latest(&mut src)?;
             // Leave no WAL behind: the copy below reads the main file through ATTACH.
             src.execute_batch("PRAGMA journal_mode = DELETE")?;
+        }
+        if self.dialect() == crate::Dialect::Postgres {
+            return self.replace_postgres_from(source);
         }
         let path = source.to_str().ok_or_else(|| {
             StoreError::InvalidArgument(format!("{} is not valid UTF-8", source.display()))

@@ -25,7 +25,7 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     /// PostgreSQL refused a statement, or could not be reached.
     #[error("database error: {0}")]
-    Postgres(#[from] postgres::Error),
+    Postgres(#[from] tokio_postgres::Error),
     /// A value read from the database was not what the store wrote (a column of another type).
     #[error("database error: {0}")]
     Database(String),

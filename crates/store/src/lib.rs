@@ -30,6 +30,7 @@ mod settings;
 pub(crate) mod sql;
 mod store;
 mod tool_rounds;
+mod transfer;
 mod variables;
 pub mod varpath;
 

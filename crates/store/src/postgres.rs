@@ -11,8 +11,10 @@
 //!   snapshot, as a SQLite read transaction is.
 //! - **Statements prepared once per connection** and kept by (schema, text): a prepared
 //!   statement is bound to the tables its schema had when it was prepared.
-//! - **The client** is `postgres` (the blocking face of `tokio-postgres`), because the store is
-//!   synchronous and runs on blocking threads (`spawn_blocking`), as its SQLite side does.
+//! - **The client** is `tokio-postgres`. Its connections run on a small runtime of the pool's
+//!   own, and the synchronous store waits for each answer with `futures_executor::block_on`, which,
+//!   unlike a runtime's `block_on`, may be called from any thread — a blocking-pool thread, or a
+//!   runtime's worker that reads a setting inline, as it may on SQLite.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -34,15 +36,31 @@ const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One connection and the statements prepared on it.
 struct PgConn {
-    client: postgres::Client,
-    statements: HashMap<String, postgres::Statement>,
+    client: tokio_postgres::Client,
+    statements: HashMap<String, tokio_postgres::Statement>,
+}
+
+/// Waits for a database future on the calling thread (see the module's note on the client).
+fn wait<F: std::future::Future>(f: F) -> F::Output {
+    futures_executor::block_on(f)
 }
 
 /// Connections to one database, shared by every library on it.
 pub struct PgPool {
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     idle: Mutex<(Vec<PgConn>, usize)>,
     freed: Condvar,
+    /// Drives the connections (their sockets); `None` only while dropping.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for PgPool {
+    fn drop(&mut self) {
+        // A runtime may not be dropped from async code; shutting it down in the background may.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 impl std::fmt::Debug for PgPool {
@@ -55,17 +73,24 @@ impl PgPool {
     /// A pool for `url` (`postgres://user:password@host:port/database`); connects once to
     /// check the address and the credentials.
     pub fn connect(url: &str) -> Result<Arc<Self>> {
-        let mut config: postgres::Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| StoreError::InvalidArgument(format!("the database URL: {e}")))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("tavo");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("tavo-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Database(format!("starting the database runtime: {e}")))?;
         let pool = Arc::new(PgPool {
             config,
             idle: Mutex::new((Vec::new(), 0)),
             freed: Condvar::new(),
+            runtime: Some(runtime),
         });
         let first = pool.open()?;
         pool.lock().0.push(first);
@@ -73,14 +98,30 @@ impl PgPool {
         Ok(pool)
     }
 
+    /// Creates database `name` on this pool's server (setting up a deployment, a test's own
+    /// database). The pool's role must be allowed to.
+    pub fn create_database(self: &Arc<Self>, name: &str) -> Result<()> {
+        check_schema(name)?;
+        let mut pooled = self.checkout()?;
+        wait(
+            pooled
+                .get()
+                .client
+                .batch_execute(&format!("CREATE DATABASE {name}")),
+        )?;
+        Ok(())
+    }
+
     /// Deletes a library's schema and everything in it (a removed user's library, a test's).
     pub fn drop_library(self: &Arc<Self>, schema: &str) -> Result<()> {
         check_schema(schema)?;
         let mut pooled = self.checkout()?;
-        pooled
-            .get()
-            .client
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))?;
+        wait(
+            pooled
+                .get()
+                .client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")),
+        )?;
         // Statements prepared for it name tables that are gone.
         pooled
             .get()
@@ -94,12 +135,28 @@ impl PgPool {
     }
 
     fn open(&self) -> Result<PgConn> {
-        let mut client = self.config.connect(postgres::NoTls)?;
-        client.batch_execute(&format!(
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| StoreError::Database("the database pool is closing".into()))?;
+        let config = self.config.clone();
+        // Connected on the pool's runtime, which then drives the connection until it closes.
+        let connecting = runtime.spawn(async move {
+            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::warn!("a database connection ended: {e}");
+                }
+            });
+            Ok::<_, tokio_postgres::Error>(client)
+        });
+        let client =
+            wait(connecting).map_err(|e| StoreError::Database(format!("connecting: {e}")))??;
+        wait(client.batch_execute(&format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
             STATEMENT_TIMEOUT.as_millis(),
             STATEMENT_TIMEOUT.as_millis()
-        ))?;
+        )))?;
         Ok(PgConn {
             client,
             statements: HashMap::new(),
@@ -252,11 +309,7 @@ impl PgLibrary {
                 self.schema
             )
         };
-        pooled
-            .get()
-            .client
-            .batch_execute(&begin)
-            .map_err(StoreError::from)?;
+        wait(pooled.get().client.batch_execute(&begin)).map_err(StoreError::from)?;
         let session = PgSession {
             conn: RefCell::new(Some(pooled)),
             schema: self.schema.clone(),
@@ -265,15 +318,11 @@ impl PgLibrary {
         let mut pooled = session.take()?;
         match value {
             Ok(v) => {
-                pooled
-                    .get()
-                    .client
-                    .batch_execute("COMMIT")
-                    .map_err(StoreError::from)?;
+                wait(pooled.get().client.batch_execute("COMMIT")).map_err(StoreError::from)?;
                 Ok(v)
             }
             Err(e) => {
-                let _ = pooled.get().client.batch_execute("ROLLBACK");
+                let _ = wait(pooled.get().client.batch_execute("ROLLBACK"));
                 Err(e)
             }
         }
@@ -282,45 +331,46 @@ impl PgLibrary {
     fn migrate(&self) -> Result<()> {
         let mut pooled = self.pool.checkout()?;
         let client = &mut pooled.get().client;
-        // Two replicas opening the same new library must not both create it.
-        let mut tx = client.transaction()?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&self.lock_key])?;
-        tx.batch_execute(&format!(
-            "CREATE SCHEMA IF NOT EXISTS {0};
-             CREATE TABLE IF NOT EXISTS {0}.schema_version (version BIGINT NOT NULL);",
-            self.schema
-        ))?;
-        let current: Option<i64> = tx
-            .query_opt(
-                &format!("SELECT version FROM {}.schema_version", self.schema),
-                &[],
+        let schema = &self.schema;
+        // Two replicas opening the same new library must not both create it: the library's
+        // lock, held to the end of this transaction.
+        wait(client.batch_execute(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({});
+             CREATE SCHEMA IF NOT EXISTS {schema};
+             CREATE TABLE IF NOT EXISTS {schema}.schema_version (version BIGINT NOT NULL);",
+            self.lock_key
+        )))?;
+        let migrated = (|| {
+            let current: Option<i64> = wait(
+                client.query_opt(&format!("SELECT version FROM {schema}.schema_version"), &[]),
             )?
             .map(|r| r.get(0));
-        let all = crate::migrations::postgres_migrations();
-        let from = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
-        if from > all.len() {
-            return Err(StoreError::InvalidArgument(format!(
-                "the library {} has schema version {from}, newer than this tavo knows ({}); use a newer tavo",
-                self.schema,
-                all.len()
-            )));
+            let all = crate::migrations::postgres_migrations();
+            let from = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
+            if from > all.len() {
+                return Err(StoreError::InvalidArgument(format!(
+                    "the library {schema} has schema version {from}, newer than this tavo knows ({}); use a newer tavo",
+                    all.len()
+                )));
+            }
+            for sql in &all[from..] {
+                wait(client.batch_execute(&format!("SET LOCAL search_path TO {schema};\n{sql}")))?;
+            }
+            let version = all.len() as i64;
+            let write = match current {
+                None => format!("INSERT INTO {schema}.schema_version VALUES ($1)"),
+                Some(_) => format!("UPDATE {schema}.schema_version SET version = $1"),
+            };
+            wait(client.execute(&write, &[&version]))?;
+            Ok(())
+        })();
+        match migrated {
+            Ok(()) => Ok(wait(client.batch_execute("COMMIT"))?),
+            Err(e) => {
+                let _ = wait(client.batch_execute("ROLLBACK"));
+                Err(e)
+            }
         }
-        for sql in &all[from..] {
-            tx.batch_execute(&format!("SET LOCAL search_path TO {};\n{sql}", self.schema))?;
-        }
-        let version = all.len() as i64;
-        match current {
-            None => tx.execute(
-                &format!("INSERT INTO {}.schema_version VALUES ($1)", self.schema),
-                &[&version],
-            )?,
-            Some(_) => tx.execute(
-                &format!("UPDATE {}.schema_version SET version = $1", self.schema),
-                &[&version],
-            )?,
-        };
-        tx.commit()?;
-        Ok(())
     }
 }
 
@@ -349,12 +399,12 @@ impl PgSession {
     }
 
     /// The statement for `sql` on this connection, prepared on first use.
-    fn statement(&self, conn: &mut PgConn, sql: &str) -> Result<postgres::Statement> {
+    fn statement(&self, conn: &mut PgConn, sql: &str) -> Result<tokio_postgres::Statement> {
         let key = format!("{}\u{0}{sql}", self.schema);
         if let Some(s) = conn.statements.get(&key) {
             return Ok(s.clone());
         }
-        let statement = conn.client.prepare(&numbered_for_postgres(sql))?;
+        let statement = wait(conn.client.prepare(&numbered_for_postgres(sql)))?;
         conn.statements.insert(key, statement.clone());
         Ok(statement)
     }
@@ -367,23 +417,28 @@ impl PgSession {
         self.with(|this, conn| {
             let statement = this.statement(conn, sql)?;
             let values = Self::bind(params);
-            let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
                 .iter()
-                .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
                 .collect();
-            Ok(usize::try_from(conn.client.execute(&statement, &refs)?).unwrap_or(usize::MAX))
+            let n = wait(conn.client.execute(&statement, &refs))?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
 
-    pub(crate) fn query(&self, sql: &str, params: &[&dyn Param]) -> Result<Vec<postgres::Row>> {
+    pub(crate) fn query(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+    ) -> Result<Vec<tokio_postgres::Row>> {
         self.with(|this, conn| {
             let statement = this.statement(conn, sql)?;
             let values = Self::bind(params);
-            let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
                 .iter()
-                .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
                 .collect();
-            Ok(conn.client.query(&statement, &refs)?)
+            Ok(wait(conn.client.query(&statement, &refs))?)
         })
     }
 
@@ -391,7 +446,7 @@ impl PgSession {
         &self,
         sql: &str,
         params: &[&dyn Param],
-    ) -> Result<Option<postgres::Row>> {
+    ) -> Result<Option<tokio_postgres::Row>> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
 
@@ -409,7 +464,7 @@ impl Drop for PgSession {
         // Still holding the connection: `f` panicked half-way through the transaction. Roll it
         // back before the connection goes back to the pool.
         if let Some(mut pooled) = self.conn.get_mut().take() {
-            let _ = pooled.get().client.batch_execute("ROLLBACK");
+            let _ = wait(pooled.get().client.batch_execute("ROLLBACK"));
         }
     }
 }

@@ -115,10 +115,23 @@ pub(crate) use params;
 /// One result row, from either database.
 pub(crate) enum Row<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
-    Postgres(&'r postgres::Row),
+    Postgres(&'r tokio_postgres::Row),
 }
 
 impl Row<'_> {
+    /// How many columns the row has.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Row::Sqlite(r) => r.as_ref().column_count(),
+            Row::Postgres(r) => r.len(),
+        }
+    }
+
+    /// Every column, whatever its type (copying rows between databases).
+    pub(crate) fn cells(&self) -> Result<Vec<Cell>> {
+        (0..self.len()).map(|i| self.get::<Cell>(i)).collect()
+    }
+
     /// Column `i` (0-based) as `T`.
     pub(crate) fn get<T: Column>(&self, i: usize) -> Result<T> {
         match self {
@@ -131,7 +144,7 @@ impl Row<'_> {
 /// A type a column can be read as.
 pub(crate) trait Column: Sized {
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self>;
-    fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self>;
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self>;
 }
 
 fn pg_error(i: usize, e: impl std::fmt::Display) -> StoreError {
@@ -140,8 +153,8 @@ fn pg_error(i: usize, e: impl std::fmt::Display) -> StoreError {
 
 /// Reads column `i` of a PostgreSQL row as an optional `i64`, whatever integer width (or
 /// boolean) the database chose for it: `SELECT 1` is an `int4`, `COUNT(*)` an `int8`.
-fn pg_int(row: &postgres::Row, i: usize) -> Result<Option<i64>> {
-    use postgres::types::Type;
+fn pg_int(row: &tokio_postgres::Row, i: usize) -> Result<Option<i64>> {
+    use tokio_postgres::types::Type;
     let ty = row
         .columns()
         .get(i)
@@ -166,21 +179,21 @@ fn pg_int(row: &postgres::Row, i: usize) -> Result<Option<i64>> {
 /// Whether a PostgreSQL value is NULL, whatever its type.
 struct AnyNull(bool);
 
-impl<'a> postgres::types::FromSql<'a> for AnyNull {
+impl<'a> tokio_postgres::types::FromSql<'a> for AnyNull {
     fn from_sql(
-        _: &postgres::types::Type,
+        _: &tokio_postgres::types::Type,
         _: &'a [u8],
     ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         Ok(AnyNull(false))
     }
 
     fn from_sql_null(
-        _: &postgres::types::Type,
+        _: &tokio_postgres::types::Type,
     ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         Ok(AnyNull(true))
     }
 
-    fn accepts(_: &postgres::types::Type) -> bool {
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
         true
     }
 }
@@ -189,7 +202,7 @@ impl Column for i64 {
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
         Ok(row.get(i)?)
     }
-    fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self> {
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
         pg_int(row, i)?.ok_or_else(|| pg_error(i, "NULL where an integer was expected"))
     }
 }
@@ -198,7 +211,7 @@ impl Column for Option<i64> {
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
         Ok(row.get(i)?)
     }
-    fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self> {
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
         pg_int(row, i)
     }
 }
@@ -207,7 +220,7 @@ impl Column for u32 {
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
         Ok(row.get(i)?)
     }
-    fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self> {
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
         let v = i64::from_postgres(row, i)?;
         u32::try_from(v).map_err(|_| pg_error(i, format!("{v} is out of range for u32")))
     }
@@ -217,7 +230,7 @@ impl Column for bool {
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
         Ok(row.get(i)?)
     }
-    fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self> {
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
         Ok(i64::from_postgres(row, i)? != 0)
     }
 }
@@ -229,7 +242,7 @@ macro_rules! same_column {
             fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
                 Ok(row.get(i)?)
             }
-            fn from_postgres(row: &postgres::Row, i: usize) -> Result<Self> {
+            fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
                 row.try_get(i).map_err(|e| pg_error(i, e))
             }
         }
@@ -243,6 +256,66 @@ same_column!(
     f64,
     Option<f64>
 );
+
+/// A value of any column type, owned (rows copied from one database to the other).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl Param for Cell {
+    fn value(&self) -> SqlValue<'_> {
+        match self {
+            Cell::Null => SqlValue::Null,
+            Cell::Int(i) => SqlValue::Int(*i),
+            Cell::Real(f) => SqlValue::Real(*f),
+            Cell::Text(t) => SqlValue::Text(t),
+            Cell::Blob(b) => SqlValue::Blob(b),
+        }
+    }
+}
+
+impl Column for Cell {
+    fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self> {
+        use rusqlite::types::ValueRef;
+        Ok(match row.get_ref(i)? {
+            ValueRef::Null => Cell::Null,
+            ValueRef::Integer(n) => Cell::Int(n),
+            ValueRef::Real(f) => Cell::Real(f),
+            ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
+        })
+    }
+
+    fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self> {
+        use tokio_postgres::types::Type;
+        let ty = row
+            .columns()
+            .get(i)
+            .map(|c| c.type_().clone())
+            .ok_or_else(|| pg_error(i, "no such column"))?;
+        let cell = match ty {
+            Type::INT8 | Type::INT4 | Type::INT2 | Type::BOOL => pg_int(row, i)?.map(Cell::Int),
+            Type::FLOAT8 => row
+                .try_get::<_, Option<f64>>(i)
+                .map_err(|e| pg_error(i, e))?
+                .map(Cell::Real),
+            Type::BYTEA => row
+                .try_get::<_, Option<Vec<u8>>>(i)
+                .map_err(|e| pg_error(i, e))?
+                .map(Cell::Blob),
+            _ => row
+                .try_get::<_, Option<String>>(i)
+                .map_err(|e| pg_error(i, e))?
+                .map(Cell::Text),
+        };
+        Ok(cell.unwrap_or(Cell::Null))
+    }
+}
 
 /// SQLite's numbered parameters (`?1`) as PostgreSQL's (`$1`); a bare `?` takes the next
 /// number. Quoted strings and identifiers are left alone.
@@ -303,14 +376,14 @@ impl rusqlite::ToSql for dyn Param + '_ {
 #[derive(Debug)]
 pub(crate) struct PgParam<'a>(pub SqlValue<'a>);
 
-impl postgres::types::ToSql for PgParam<'_> {
+impl tokio_postgres::types::ToSql for PgParam<'_> {
     fn to_sql(
         &self,
-        ty: &postgres::types::Type,
+        ty: &tokio_postgres::types::Type,
         out: &mut bytes::BytesMut,
-    ) -> std::result::Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
     {
-        use postgres::types::{IsNull, Type};
+        use tokio_postgres::types::{IsNull, Type};
         match self.0 {
             SqlValue::Null => Ok(IsNull::Yes),
             SqlValue::Int(i) => match *ty {
@@ -335,11 +408,11 @@ impl postgres::types::ToSql for PgParam<'_> {
         }
     }
 
-    fn accepts(_: &postgres::types::Type) -> bool {
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 #[cfg(test)]

@@ -106,6 +106,13 @@ impl Store {
         })
     }
 
+    /// Runs a trivial read (`SELECT 1`) to check the database answers; how long it took.
+    pub fn ping(&self) -> Result<Duration> {
+        let started = std::time::Instant::now();
+        self.read(|tx| tx.query_opt("SELECT 1", &[], |r| r.get::<i64>(0)))?;
+        Ok(started.elapsed())
+    }
+
     /// Which database the library is on.
     pub fn dialect(&self) -> Dialect {
         match self.inner.backend {

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod image;
+pub mod library;
 pub mod media;
 pub mod render;
 pub mod script;
@@ -20,6 +21,7 @@ pub mod speech;
 
 use std::path::PathBuf;
 
+pub use library::test_library;
 pub use render::Wire;
 pub use script::{Script, ScriptCall, ScriptError, Turn};
 pub use server::{MockProvider, RecordedRequest, RequestHook};

@@ -211,6 +211,27 @@ pub fn file(store: &Store, scope: FileScope, name: &str) -> Result<Option<Vec<u8
         .map_err(|e| store_error("reading the file", e))
 }
 
+/// What `/api/health` says of the library's database: `{kind: "sqlite"|"postgres", ok,
+/// latencyMs, error?}` — a replica behind a load balancer whose database does not answer
+/// reports it, so it can be taken out.
+pub fn database_health(store: &Store) -> serde_json::Value {
+    let kind = match store.dialect() {
+        tavo_store::Dialect::Sqlite => "sqlite",
+        tavo_store::Dialect::Postgres => "postgres",
+    };
+    match store.ping() {
+        Ok(took) => serde_json::json!({
+            "kind": kind,
+            "ok": true,
+            "latencyMs": (took.as_secs_f64() * 1000.0 * 100.0).round() / 100.0,
+        }),
+        Err(e) => {
+            tracing::warn!("the database did not answer the health check: {e}");
+            serde_json::json!({"kind": kind, "ok": false, "error": "the database did not answer; see the server log"})
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

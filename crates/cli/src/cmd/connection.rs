@@ -191,8 +191,7 @@ fn change<T>(
 }
 
 fn open(ctx: &Context) -> anyhow::Result<Store> {
-    Store::open(ctx.data_dir())
-        .with_context(|| format!("opening the library at {}", ctx.data_dir().display()))
+    ctx.open_store()
 }
 
 fn print_human(c: &Connection, is_default: bool) {

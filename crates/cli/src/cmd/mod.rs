@@ -16,6 +16,7 @@ pub mod mcp_server;
 pub mod media;
 pub mod memory;
 pub mod message;
+pub mod migrate;
 pub mod persona;
 pub mod plugin;
 pub mod prompt;

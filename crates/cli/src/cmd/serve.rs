@@ -27,7 +27,7 @@ pub struct ServeArgs {
     /// for any address other than loopback.
     #[arg(long, env = "TAVO_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     token: Option<String>,
-    /// Config file (TOML: addr, token, allowed_hosts, accounts, [limits]). Default:
+    /// Config file (TOML: addr, token, allowed_hosts, accounts, database, [limits]). Default:
     /// <data-dir>/config.toml when it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -44,6 +44,7 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         token: args.token,
         config: args.config,
         accounts: args.accounts,
+        database: ctx.database().map(str::to_owned),
     };
     let dir = if args.accounts {
         ctx.root()
@@ -64,6 +65,8 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     init_logging();
+    // `database` in the config file counts as --database.
+    let ctx = &ctx.clone().with_database(config.database.clone());
     if config.accounts {
         return serve_accounts(config, ctx);
     }

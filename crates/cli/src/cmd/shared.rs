@@ -59,8 +59,9 @@ pub fn run(args: SharedArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     let accounts = Accounts::open(ctx.root())
         .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
     let dir = accounts.shared_dir();
-    let library = tavo_store::Store::open(&dir)
-        .with_context(|| format!("opening the shared library in {}", dir.display()))?;
+    let library = ctx
+        .open_library(&dir, tavo_accounts::SHARED_LIBRARY)
+        .context("opening the shared library")?;
     match args.command {
         SharedCommand::List { json } => {
             let items = shared::list(&library).map_err(|e| anyhow::anyhow!(e.message))?;

@@ -101,8 +101,7 @@ pub fn run(args: ToolArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            let store = tavo_store::Store::open(ctx.data_dir())
-                .with_context(|| format!("opening the library in {}", ctx.data_dir().display()))?;
+            let store = ctx.open_store()?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;

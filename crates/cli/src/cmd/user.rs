@@ -161,6 +161,7 @@ fn passphrase(path: &Path) -> anyhow::Result<String> {
 /// `tavo user backup DIR`: the registry, then each library (a backup may run while the
 /// server does, as `tavo backup` may).
 fn backup_all(
+    ctx: &Context,
     accounts: &Accounts,
     dir: &Path,
     passphrase_file: Option<&Path>,
@@ -177,20 +178,26 @@ fn backup_all(
         passphrase: passphrase_file.map(passphrase).transpose()?,
     };
     for user in accounts.list()? {
-        let store = tavo_store::Store::open(accounts.library_dir(&user))
+        let store = ctx
+            .open_library(
+                &accounts.library_dir(&user),
+                &accounts.library_schema(&user),
+            )
             .with_context(|| format!("opening the library of {}", user.name))?;
         let summary =
             tavo_tools::backup::create_backup(&store, &library_file(dir, &user), &options)
                 .with_context(|| format!("backing up the library of {}", user.name))?;
         eprintln!("{}: {} bytes", user.name, summary.bytes);
     }
-    if accounts
-        .shared_dir()
-        .join(tavo_store::DATABASE_FILE)
-        .is_file()
+    if ctx.database().is_some()
+        || accounts
+            .shared_dir()
+            .join(tavo_store::DATABASE_FILE)
+            .is_file()
     {
-        let store =
-            tavo_store::Store::open(accounts.shared_dir()).context("opening the shared library")?;
+        let store = ctx
+            .open_library(&accounts.shared_dir(), tavo_accounts::SHARED_LIBRARY)
+            .context("opening the shared library")?;
         let summary = tavo_tools::backup::create_backup(&store, &dir.join(SHARED_FILE), &options)
             .context("backing up the shared library")?;
         eprintln!("shared library: {} bytes", summary.bytes);
@@ -200,12 +207,12 @@ fn backup_all(
 
 /// `tavo user restore DIR`: the registry, then each user's library into its folder.
 fn restore_all(
-    root: &Path,
+    ctx: &Context,
     dir: &Path,
     yes: bool,
     passphrase_file: Option<&Path>,
 ) -> anyhow::Result<Accounts> {
-    let accounts = Accounts::restore_registry(root, &dir.join(REGISTRY_FILE), yes)?;
+    let accounts = Accounts::restore_registry(ctx.root(), &dir.join(REGISTRY_FILE), yes)?;
     let options = tavo_tools::backup::RestoreOptions {
         yes,
         passphrase: passphrase_file.map(passphrase).transpose()?,
@@ -222,7 +229,8 @@ fn restore_all(
         let library = accounts.library_dir(&user);
         std::fs::create_dir_all(&library)
             .with_context(|| format!("creating {}", library.display()))?;
-        let store = tavo_store::Store::open(&library)
+        let store = ctx
+            .open_library(&library, &accounts.library_schema(&user))
             .with_context(|| format!("opening the library of {}", user.name))?;
         tavo_tools::backup::restore_backup(&store, &file, &options)
             .with_context(|| format!("restoring the library of {}", user.name))?;
@@ -233,7 +241,9 @@ fn restore_all(
         let library = accounts.shared_dir();
         std::fs::create_dir_all(&library)
             .with_context(|| format!("creating {}", library.display()))?;
-        let store = tavo_store::Store::open(&library).context("opening the shared library")?;
+        let store = ctx
+            .open_library(&library, tavo_accounts::SHARED_LIBRARY)
+            .context("opening the shared library")?;
         tavo_tools::backup::restore_backup(&store, &file, &options)
             .context("restoring the shared library")?;
         eprintln!("shared library: restored");
@@ -248,7 +258,7 @@ pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         passphrase_file,
     } = &args.command
     {
-        let accounts = restore_all(ctx.root(), dir, *yes, passphrase_file.as_deref())?;
+        let accounts = restore_all(ctx, dir, *yes, passphrase_file.as_deref())?;
         println!(
             "restored {} users into {}",
             accounts.list()?.len(),
@@ -320,12 +330,16 @@ pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             passphrase_file,
         } => {
             let file = passphrase_file.filter(|_| with_keys);
-            backup_all(&accounts, &dir, file.as_deref())?;
+            backup_all(ctx, &accounts, &dir, file.as_deref())?;
             println!("{}", dir.display());
         }
         UserCommand::Restore { .. } => {}
         UserCommand::Remove { name, keep_data } => {
             let user = accounts.remove(&name, keep_data)?;
+            if let (Some(url), false) = (ctx.database(), keep_data) {
+                // Their rows live in PostgreSQL: their schema goes too.
+                tavo_store::PgPool::connect(url)?.drop_library(&accounts.library_schema(&user))?;
+            }
             if keep_data {
                 println!(
                     "removed {}; their library stays in {}",

@@ -18,6 +18,7 @@ mod import_doors;
 mod library;
 mod memory_backup_cli;
 mod message_cli;
+mod migrate_cli;
 mod pipe_cli;
 mod preview_doors;
 mod prompt_cli;

@@ -160,9 +160,18 @@ pub async fn remove(
     Query(q): Query<RemoveQuery>,
 ) -> ApiResult<StatusCode> {
     require_admin(&door, &headers).await?;
-    let user = registry(&door, move |a| a.remove(&name, q.keep_data)).await?;
+    let keep = q.keep_data;
+    let user = registry(&door, move |a| a.remove(&name, keep)).await?;
     // Its streams and replies end; on Linux the deleted files stay readable to what still
     // holds them open until it lets go.
     door.tenants.close(user.id, true);
+    if let (Some(pool), false) = (door.tenants.database.clone(), keep) {
+        // Their rows live in PostgreSQL: their schema goes too.
+        let schema = door.tenants.accounts.library_schema(&user);
+        tokio::task::spawn_blocking(move || pool.drop_library(&schema))
+            .await
+            .map_err(|e| ApiError::internal("removing the user's library", e))?
+            .map_err(|e| ApiError::internal("removing the user's library", e))?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }

@@ -244,15 +244,31 @@ async fn forward(tenant: Tenant, request: Request) -> Response {
     }
 }
 
-/// `GET /api/health`.
-async fn health() -> Json<serde_json::Value> {
-    Json(json!({
-        "status": "ok",
+/// `GET /api/health`: with the database's answer (through the shared library, which is on
+/// the same database as every user's); `503` when it does not answer.
+async fn health(State(door): State<Arc<Door>>) -> Response {
+    let database = match door.shared.store(&door).await {
+        Ok(store) => {
+            tokio::task::spawn_blocking(move || tavo_tools::reads::database_health(&store))
+                .await
+                .unwrap_or_else(|_| json!({"ok": false}))
+        }
+        Err(_) => json!({"ok": false, "error": "the database did not answer; see the server log"}),
+    };
+    let ok = database["ok"] == true;
+    let body = Json(json!({
+        "status": if ok { "ok" } else { "degraded" },
         "version": env!("CARGO_PKG_VERSION"),
         "tavoVersion": tavo_tools::plugins::TAVO_COMPAT_VERSION,
         "authRequired": true,
         "accounts": true,
-    }))
+        "database": database,
+    }));
+    if ok {
+        body.into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+    }
 }
 
 /// A login.

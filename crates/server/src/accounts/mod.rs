@@ -56,8 +56,20 @@ impl AccountsServer {
         let shutdown = CancellationToken::new();
         let guard = Arc::new(crate::security::Guard::new(&config));
         let listener = crate::listen(config.addr).await?;
+        let database = match &config.database {
+            None => None,
+            Some(url) => {
+                let url = url.clone();
+                Some(
+                    tokio::task::spawn_blocking(move || tavo_store::PgPool::connect(&url))
+                        .await
+                        .map_err(|e| ServeError::Engine(e.to_string()))?
+                        .map_err(|e| ServeError::Engine(format!("the database: {e}")))?,
+                )
+            }
+        };
         let door = Arc::new(door::Door {
-            tenants: tenants::Tenants::new(accounts, config, client, shutdown.clone()),
+            tenants: tenants::Tenants::new(accounts, config, client, shutdown.clone(), database),
             guard,
             usage: std::sync::Mutex::default(),
             shared: shared::SharedLibrary::default(),

@@ -38,13 +38,13 @@ pub struct SharedLibrary {
 }
 
 impl SharedLibrary {
-    async fn store(&self, door: &Door) -> ApiResult<Store> {
+    pub(super) async fn store(&self, door: &Door) -> ApiResult<Store> {
         let dir = door.tenants.accounts.shared_dir();
         self.store
             .get_or_try_init(|| async move {
-                tokio::task::spawn_blocking(move || Store::open(&dir))
+                door.tenants
+                    .open_library(dir, tavo_accounts::SHARED_LIBRARY.to_owned())
                     .await
-                    .map_err(|e| ApiError::internal("opening the shared library", e))?
                     .map_err(|e| ApiError::internal("opening the shared library", e))
             })
             .await

@@ -40,6 +40,8 @@ pub struct Tenants {
     open: std::sync::Mutex<HashMap<i64, Tenant>>,
     /// Held while a library opens, so two first requests do not open it twice.
     opening: tokio::sync::Mutex<()>,
+    /// With `--database`: the PostgreSQL database every library lives in (one schema each).
+    pub database: Option<Arc<tavo_store::PgPool>>,
 }
 
 impl Tenants {
@@ -49,6 +51,7 @@ impl Tenants {
         base: ServeConfig,
         client: tavo_llm::Client,
         shutdown: CancellationToken,
+        database: Option<Arc<tavo_store::PgPool>>,
     ) -> Self {
         Tenants {
             accounts,
@@ -57,7 +60,25 @@ impl Tenants {
             shutdown,
             open: std::sync::Mutex::default(),
             opening: tokio::sync::Mutex::default(),
+            database,
         }
+    }
+
+    /// Opens a library folder, or its schema when the libraries live in PostgreSQL.
+    pub async fn open_library(
+        &self,
+        dir: std::path::PathBuf,
+        schema: String,
+    ) -> Result<Store, ServeError> {
+        let pool = self.database.clone();
+        let name = schema.clone();
+        tokio::task::spawn_blocking(move || match pool {
+            None => Store::open(&dir),
+            Some(pool) => Store::open_postgres(pool, &name, &dir),
+        })
+        .await
+        .map_err(|e| ServeError::Engine(e.to_string()))?
+        .map_err(|e| ServeError::Engine(format!("opening the library {schema}: {e}")))
     }
 
     /// What one user may use of the server.
@@ -88,15 +109,9 @@ impl Tenants {
             return Ok(t);
         }
         let dir = self.accounts.library_dir(user);
-        let store = {
-            let dir = dir.clone();
-            tokio::task::spawn_blocking(move || Store::open(&dir))
-                .await
-                .map_err(|e| ServeError::Engine(e.to_string()))?
-                .map_err(|e| {
-                    ServeError::Engine(format!("opening the library of {}: {e}", user.name))
-                })?
-        };
+        let store = self
+            .open_library(dir.clone(), self.accounts.library_schema(user))
+            .await?;
         let mut config = self.base.clone();
         config.data_dir = dir;
         config.token = None;

@@ -24,18 +24,34 @@ pub struct Health {
     pub tavo_version: &'static str,
     /// Whether the other routes need the access token.
     pub auth_required: bool,
+    /// The library's database: `{kind: "sqlite"|"postgres", ok, latencyMs, error?}`. When it
+    /// does not answer, `status` is `degraded` and the answer is `503`.
+    #[schema(value_type = Object)]
+    pub database: serde_json::Value,
 }
 
 /// Liveness, without authentication.
 #[utoipa::path(get, path = "/api/health", tag = "server",
-    responses((status = 200, description = "The server answers", body = Health)))]
-pub async fn health(State(state): State<AppState>) -> Json<Health> {
-    Json(Health {
-        status: "ok",
+    responses((status = 200, description = "The server and its database answer", body = Health),
+              (status = 503, description = "The database does not answer", body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Response {
+    let store = state.store.clone();
+    let database = tokio::task::spawn_blocking(move || tavo_tools::reads::database_health(&store))
+        .await
+        .unwrap_or_else(|_| serde_json::json!({"ok": false}));
+    let ok = database["ok"] == true;
+    let body = Json(Health {
+        status: if ok { "ok" } else { "degraded" },
         version: env!("CARGO_PKG_VERSION"),
         tavo_version: tavo_tools::plugins::TAVO_COMPAT_VERSION,
         auth_required: state.guard.auth_required(),
-    })
+        database,
+    });
+    if ok {
+        body.into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+    }
 }
 
 /// A login.

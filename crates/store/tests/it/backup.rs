@@ -19,18 +19,21 @@ fn with_chat(store: &Store, name: &str, messages: usize) -> ChatId {
     chat
 }
 
-#[test]
-fn a_snapshot_replaces_every_row_and_raises_revisions() {
-    let (a, b) = (ok(tempfile::tempdir()), ok(tempfile::tempdir()));
-    let source = ok(Store::open(a.path()));
-    let chat = with_chat(&source, "kept", 30);
+/// A snapshot of `source` replaces every row of `target` (either may be on either database).
+fn a_snapshot_replaces_every_row_and_raises_revisions(source: &Store, target: &Store) {
+    let a = ok(tempfile::tempdir());
+    let chat = with_chat(source, "kept", 30);
     ok(source.memory_update(chat, Some(true), Some(&["likes tea".to_owned()])));
+    ok(source.setting_set("ui.theme", &serde_json::json!({"dark": true})));
+    ok(source.create(&Character {
+        name: "Bytes".into(),
+        ..Character::default()
+    }));
     let snap = a.path().join("snap.db");
     ok(source.snapshot_into(&snap));
     assert!(source.snapshot_into(&snap).is_err(), "never overwrites");
 
-    let target = ok(Store::open(b.path()));
-    let gone = with_chat(&target, "replaced", 3);
+    let gone = with_chat(target, "replaced", 3);
     let character = ok(target.create(&Character {
         name: "Old".into(),
         ..Character::default()
@@ -51,14 +54,58 @@ fn a_snapshot_replaces_every_row_and_raises_revisions() {
         ok(target.chat_get(gone)).map(|c| c.name),
         Some("kept".into())
     );
-    assert_eq!(ok(target.get::<Character>(character)), None);
+    assert_eq!(
+        ok(target.get::<Character>(character)).map(|c| c.name),
+        Some("Bytes".into())
+    );
     assert_eq!(ok(target.message_count(chat)), 30);
+    assert_eq!(
+        ok(target.messages_all(chat)),
+        ok(source.messages_all(chat)),
+        "every message as it was"
+    );
+    assert_eq!(
+        ok(target.setting_get("ui.theme")),
+        Some(serde_json::json!({"dark": true}))
+    );
     let restored = ok(target.require::<Chat>(chat));
     assert!(restored.revision > 5, "revision {}", restored.revision);
     assert_eq!(ok(target.memory_peek(chat)).memories, vec!["likes tea"]);
     // Still one consistent library that takes new rows with fresh ids.
-    let next = with_chat(&target, "new", 1);
+    let next = with_chat(target, "new", 1);
     assert_eq!(next.0, chat.0 + 1);
+}
+
+/// Runs the snapshot test from `source` to `target` databases (`true`: PostgreSQL), when the
+/// run has a PostgreSQL server for the sides that need one.
+fn snapshot_between(source: bool, target: bool) {
+    let (Some(s), Some(t)) = (
+        crate::support::library(source),
+        crate::support::library(target),
+    ) else {
+        return;
+    };
+    a_snapshot_replaces_every_row_and_raises_revisions(&s.store, &t.store);
+}
+
+#[test]
+fn a_snapshot_replaces_every_row_sqlite_to_sqlite() {
+    snapshot_between(false, false);
+}
+
+#[test]
+fn a_snapshot_replaces_every_row_postgres_to_sqlite() {
+    snapshot_between(true, false);
+}
+
+#[test]
+fn a_snapshot_replaces_every_row_sqlite_to_postgres() {
+    snapshot_between(false, true);
+}
+
+#[test]
+fn a_snapshot_replaces_every_row_postgres_to_postgres() {
+    snapshot_between(true, true);
 }
 
 #[test]

@@ -18,12 +18,14 @@
 //! fails, the old trees are renamed back. A failed restore leaves the library as it was.
 
 mod create;
+mod migrate;
 mod restore;
 pub mod secrets;
 
 use serde::{Deserialize, Serialize};
 
 pub use create::{BackupOptions, BackupSummary, create_backup};
+pub use migrate::migrate_library;
 pub use restore::{RestoreOptions, RestoreSummary, inspect_backup, restore_backup};
 
 /// The `format` of a backup's manifest.

@@ -19,6 +19,7 @@ pub fn tavo(data: &Path, args: &[&str]) -> Output {
         .env_remove("RUST_LOG")
         .env_remove("TAVO_TOKEN")
         .env_remove("TAVO_ADDR")
+        .env_remove("TAVO_DATABASE")
         .output()
         .unwrap_or_else(|e| panic!("cannot run tavo: {e}"))
 }

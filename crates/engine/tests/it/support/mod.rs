@@ -47,7 +47,7 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
 /// playing `script` over `wire`.
 pub async fn lab(wire: Wire, script: Script, settings: &[(&str, Value)]) -> Lab {
     let dir = ok(tempfile::tempdir());
-    let store = ok(Store::open(dir.path()));
+    let store = tavo_testkit::test_library(dir.path());
     let chat = ok(store.write(|tx| {
         let character = Character {
             name: "Bot".into(),

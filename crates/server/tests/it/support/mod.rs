@@ -44,7 +44,7 @@ impl TestServer {
         Fut: std::future::Future<Output = Server>,
     {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store = Store::open(dir.path()).expect("open store");
+        let store = tavo_testkit::test_library(dir.path());
         let config = ServeConfig::local(dir.path());
         let server = build(config, store.clone()).await;
         let addr = server.local_addr().expect("addr");
