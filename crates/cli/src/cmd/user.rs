@@ -338,7 +338,10 @@ pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
             let user = accounts.remove(&name, keep_data)?;
             if let (Some(url), false) = (ctx.database(), keep_data) {
                 // Their rows live in PostgreSQL: their schema goes too.
-                tavo_store::PgPool::connect(url)?.drop_library(&accounts.library_schema(&user))?;
+                tavo_tools::backup::delete_postgres_library(
+                    &tavo_store::PgPool::connect(url)?,
+                    &accounts.library_schema(&user),
+                )?;
             }
             if keep_data {
                 println!(

@@ -168,10 +168,12 @@ pub async fn remove(
     if let (Some(pool), false) = (door.tenants.database.clone(), keep) {
         // Their rows live in PostgreSQL: their schema goes too.
         let schema = door.tenants.accounts.library_schema(&user);
-        tokio::task::spawn_blocking(move || pool.drop_library(&schema))
-            .await
-            .map_err(|e| ApiError::internal("removing the user's library", e))?
-            .map_err(|e| ApiError::internal("removing the user's library", e))?;
+        tokio::task::spawn_blocking(move || {
+            tavo_tools::backup::delete_postgres_library(&pool, &schema)
+        })
+        .await
+        .map_err(|e| ApiError::internal("removing the user's library", e))?
+        .map_err(|e| ApiError::internal("removing the user's library", e))?;
     }
     Ok(StatusCode::NO_CONTENT)
 }

@@ -43,3 +43,12 @@ pub fn migrate_library(
     let _ = std::fs::remove_file(&file);
     moved
 }
+
+/// Deletes a library kept in PostgreSQL (a removed user's schema and every row in it); the
+/// files in its folder are the caller's to delete, as on SQLite.
+pub fn delete_postgres_library(
+    pool: &std::sync::Arc<tavo_store::PgPool>,
+    schema: &str,
+) -> Result<(), BackupError> {
+    Ok(pool.drop_library(schema)?)
+}

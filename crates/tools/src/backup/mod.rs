@@ -25,7 +25,7 @@ pub mod secrets;
 use serde::{Deserialize, Serialize};
 
 pub use create::{BackupOptions, BackupSummary, create_backup};
-pub use migrate::migrate_library;
+pub use migrate::{delete_postgres_library, migrate_library};
 pub use restore::{RestoreOptions, RestoreSummary, inspect_backup, restore_backup};
 
 /// The `format` of a backup's manifest.
