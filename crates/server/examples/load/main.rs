@@ -25,6 +25,9 @@
 //! 6. the server's memory: RSS idle, after the import, at its peak while replies stream, when
 //!    they have ended and after `--settle-secs` of idleness, and its thread count.
 //!
+//! `--database postgres://…` runs the server on a PostgreSQL library (a fresh database is best:
+//! the library is its `tavo` schema), for the same figures beside SQLite's.
+//!
 //! The mock runs on its own thread and runtime, the client on another (both single-threaded);
 //! all of them (mock, client, the relay under test) still share the machine's cores, which the
 //! figures include. Everything listens on 127.0.0.1 only.
@@ -57,6 +60,8 @@ struct Args {
     readers: usize,
     settle_secs: u64,
     timeline: bool,
+    /// `--database URL`: the server keeps its library in PostgreSQL.
+    database: Option<String>,
 }
 
 fn parse_args() -> Args {
@@ -70,6 +75,7 @@ fn parse_args() -> Args {
         readers: 16,
         settle_secs: 5,
         timeline: false,
+        database: None,
     };
     let mut argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -89,6 +95,7 @@ fn parse_args() -> Args {
             "--read-secs" => a.read_secs = n as u64,
             "--readers" => a.readers = n,
             "--settle-secs" => a.settle_secs = n as u64,
+            "--database" => a.database = Some(v),
             other => eprintln!("ignoring unknown flag {other}"),
         }
         i += 2;
@@ -181,6 +188,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             "--data-dir",
         ])
         .arg(dir.path())
+        .args(
+            args.database
+                .iter()
+                .flat_map(|d| ["--database".to_owned(), d.clone()]),
+        )
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -212,11 +224,20 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if !r.status().is_success() {
         return Err(format!("adding the connection failed: {}", r.text().await?).into());
     }
+    // A chat has members: one character for all of them.
+    let character: Value = http
+        .post(format!("{base}/api/library/character"))
+        .json(&json!({"name": "Bench", "firstMes": "Ready."}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let member = character["id"].as_i64().ok_or("character creation failed")?;
     let mut chats = Vec::with_capacity(args.replies);
     for i in 0..args.replies {
         let r: Value = http
-            .post(format!("{base}/api/library/chat"))
-            .json(&json!({"name": format!("load {i}")}))
+            .post(format!("{base}/api/chats"))
+            .json(&json!({"name": format!("load {i}"), "characters": [member], "greeting": false}))
             .send()
             .await?
             .json()
@@ -244,8 +265,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // (≈ 45 MB, ≈ 250 ms of CPU, once per process); measured alone here so that it does not
     // land inside the burst below.
     let r: Value = http
-        .post(format!("{base}/api/library/chat"))
-        .json(&json!({"name": "warm-up"}))
+        .post(format!("{base}/api/chats"))
+        .json(&json!({"name": "warm-up", "characters": [member], "greeting": false}))
         .send()
         .await?
         .json()
