@@ -232,7 +232,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .await?
         .json()
         .await?;
-    let member = character["id"].as_i64().ok_or("character creation failed")?;
+    let member = character["id"]
+        .as_i64()
+        .ok_or("character creation failed")?;
     let mut chats = Vec::with_capacity(args.replies);
     for i in 0..args.replies {
         let r: Value = http
