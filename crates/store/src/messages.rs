@@ -50,6 +50,10 @@ fn message_data(message: &Message) -> Result<String> {
     Ok(text)
 }
 
+/// Messages one INSERT of [`Tx::messages_append`] writes (5 parameters each, well under
+/// SQLite's 32,766 and PostgreSQL's 65,535).
+const APPEND_ROWS: usize = 500;
+
 fn read_row(row: &Row<'_>) -> Result<(i64, i64, String)> {
     Ok((row.get(0)?, row.get(1)?, row.get(2)?))
 }
@@ -123,21 +127,51 @@ impl Tx<'_> {
         let first = self.message_count(chat)? as i64;
         let at = now();
         let mut ids = Vec::with_capacity(messages.len());
-        for (offset, message) in (0i64..).zip(messages) {
-            let id = self.insert_id(
-                "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
-                params![
-                    chat.0,
-                    first + offset,
-                    message.role.as_str(),
-                    message.character_id.map(|c| c.0),
-                    message.hidden,
-                    at,
-                    message_data(message)?,
-                ],
-            )?;
-            ids.push(MessageId(id));
+        // Many rows per INSERT: on PostgreSQL each statement is a round trip to the server, so
+        // an import of 100,000 messages would otherwise be 100,000 of them.
+        for (chunk_index, chunk) in (0i64..).zip(messages.chunks(APPEND_ROWS)) {
+            let base = first + chunk_index * APPEND_ROWS as i64;
+            let rows: Vec<(i64, &str, Option<i64>, bool, String)> = (0i64..)
+                .zip(chunk)
+                .map(|(offset, m)| {
+                    Ok((
+                        base + offset,
+                        m.role.as_str(),
+                        m.character_id.map(|c| c.0),
+                        m.hidden,
+                        message_data(m)?,
+                    ))
+                })
+                .collect::<Result<_>>()?;
+            let mut params: Vec<&dyn Param> = vec![&chat.0, &at];
+            let mut values = Vec::with_capacity(rows.len());
+            for (position, role, character, hidden, data) in &rows {
+                let n = params.len();
+                values.push(format!(
+                    "(?1, ?{}, ?{}, ?{}, ?{}, ?2, ?2, ?{})",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5
+                ));
+                params.extend([
+                    position as &dyn Param,
+                    role as &dyn Param,
+                    character as &dyn Param,
+                    hidden as &dyn Param,
+                    data as &dyn Param,
+                ]);
+            }
+            let sql = format!(
+                "INSERT INTO messages (chat_id, position, role, character_id, hidden, created_at, updated_at, data) VALUES {} RETURNING id, position",
+                values.join(", ")
+            );
+            // Neither database promises the order of RETURNING rows: sort them by floor.
+            let mut created =
+                self.query_map(&sql, &params, |r| Ok((r.get::<i64>(1)?, r.get::<i64>(0)?)))?;
+            created.sort_unstable();
+            ids.extend(created.into_iter().map(|(_, id)| MessageId(id)));
         }
         Ok(ids)
     }
