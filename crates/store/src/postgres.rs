@@ -409,19 +409,31 @@ impl PgSession {
         Ok(statement)
     }
 
-    fn bind<'p>(params: &'p [&'p dyn Param]) -> Vec<PgParam<'p>> {
-        params.iter().map(|p| PgParam(p.value())).collect()
-    }
-
-    pub(crate) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
+    /// Runs `f` with the statement for `sql` (prepared on first use) and `params` bound.
+    fn run<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(
+            &tokio_postgres::Client,
+            &tokio_postgres::Statement,
+            &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        ) -> Result<T>,
+    ) -> Result<T> {
         self.with(|this, conn| {
             let statement = this.statement(conn, sql)?;
-            let values = Self::bind(params);
+            let values: Vec<PgParam<'_>> = params.iter().map(|p| PgParam(p.value())).collect();
             let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
                 .iter()
                 .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
                 .collect();
-            let n = wait(conn.client.execute(&statement, &refs))?;
+            f(&conn.client, &statement, &refs)
+        })
+    }
+
+    pub(crate) fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize> {
+        self.run(sql, params, |client, statement, refs| {
+            let n = wait(client.execute(statement, refs))?;
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
@@ -431,14 +443,8 @@ impl PgSession {
         sql: &str,
         params: &[&dyn Param],
     ) -> Result<Vec<tokio_postgres::Row>> {
-        self.with(|this, conn| {
-            let statement = this.statement(conn, sql)?;
-            let values = Self::bind(params);
-            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
-                .iter()
-                .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
-                .collect();
-            Ok(wait(conn.client.query(&statement, &refs))?)
+        self.run(sql, params, |client, statement, refs| {
+            Ok(wait(client.query(statement, refs))?)
         })
     }
 
