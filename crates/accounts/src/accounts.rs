@@ -6,17 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
-use rusqlite_migration::{M, Migrations};
 use serde::Serialize;
+use tavo_store::params;
+use tavo_store::registry::{Registry, RegistryTx};
 
 use crate::error::AccountError;
 use crate::password;
 use crate::session::{ABSOLUTE_EXPIRY, IDLE_EXPIRY, SessionToken, TOUCH_EVERY};
 use crate::throttle::Throttle;
 
-/// The registry's file in the data folder.
+/// The registry's file in the data folder (SQLite).
 pub const ACCOUNTS_FILE: &str = "accounts.sqlite";
+/// The registry's PostgreSQL schema (`--database`), beside the libraries' schemas.
+pub const ACCOUNTS_SCHEMA: &str = "accounts";
 
 /// The folder of a user's library relative to the data folder: `.` is the data folder itself.
 const ROOT_LIBRARY: &str = ".";
@@ -107,11 +109,12 @@ pub struct Login {
     pub token: SessionToken,
 }
 
-/// The registry. One connection, serialised; every call is short except the password checks,
-/// which callers run off their async executor.
+/// The registry: `accounts.sqlite` in the data folder, or schema `accounts` of the PostgreSQL
+/// database the libraries live in (then every replica sees the same users and sessions). Every
+/// call is short except the password checks, which callers run off their async executor.
 pub struct Accounts {
     root: PathBuf,
-    conn: Mutex<Connection>,
+    registry: Registry,
     throttle: Mutex<Throttle>,
 }
 
@@ -130,12 +133,12 @@ fn unix_now() -> i64 {
         .unwrap_or_default()
 }
 
-fn user_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<User> {
+fn user_of(r: &tavo_store::registry::Row<'_>) -> tavo_store::Result<User> {
     Ok(User {
         id: r.get(0)?,
         name: r.get(1)?,
-        admin: r.get::<_, i64>(2)? != 0,
-        disabled: r.get::<_, i64>(3)? != 0,
+        admin: r.get::<i64>(2)? != 0,
+        disabled: r.get::<i64>(3)? != 0,
         created_at: r.get(4)?,
         library: r.get(5)?,
     })
@@ -155,51 +158,116 @@ impl Accounts {
             context: format!("creating {}", root.display()),
             source,
         })?;
-        let mut conn = Connection::open(root.join(ACCOUNTS_FILE))
+        let registry = Registry::open_sqlite(&root.join(ACCOUNTS_FILE), &[SCHEMA])
             .map_err(AccountError::db("opening accounts.sqlite"))?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(AccountError::db("configuring accounts.sqlite"))?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(AccountError::db("configuring accounts.sqlite"))?;
-        Migrations::new(vec![M::up(SCHEMA)])
-            .to_latest(&mut conn)
-            .map_err(|e| AccountError::Migration(e.to_string()))?;
         Ok(Accounts {
             root: root.to_owned(),
-            conn: Mutex::new(conn),
+            registry,
             throttle: Mutex::default(),
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    /// Opens (or creates) the registry in the PostgreSQL database of `pool` (schema
+    /// `accounts`); `root` is the data folder. The first time, the users of the folder's
+    /// `accounts.sqlite` are copied in (sessions are not: everyone logs in again), so a server
+    /// moved onto PostgreSQL keeps its accounts.
+    pub fn open_postgres(
+        root: &Path,
+        pool: std::sync::Arc<tavo_store::PgPool>,
+    ) -> Result<Self, AccountError> {
+        let registry = Registry::open_postgres(pool, ACCOUNTS_SCHEMA, &[SCHEMA])
+            .map_err(AccountError::db("opening the accounts in PostgreSQL"))?;
+        let accounts = Accounts {
+            root: root.to_owned(),
+            registry,
+            throttle: Mutex::default(),
+        };
+        if accounts.list()?.is_empty() && Self::exists(root) {
+            Self::open(root)?.copy_users_into(&accounts)?;
+        }
+        Ok(accounts)
+    }
+
+    /// The database pool when the registry is in PostgreSQL (the libraries use the same one).
+    pub fn database_pool(&self) -> Option<std::sync::Arc<tavo_store::PgPool>> {
+        self.registry.pg_pool()
+    }
+
+    /// Whether this registry holds any user (on PostgreSQL, where there is no file to look for).
+    pub fn is_empty(&self) -> Result<bool, AccountError> {
+        Ok(self.list()?.is_empty())
+    }
+
+    /// Replaces every user of `target` by this registry's users — ids, names, password hashes,
+    /// roles and libraries — and ends `target`'s sessions (`tavo migrate`, a first open on
+    /// PostgreSQL).
+    pub fn copy_users_into(&self, target: &Accounts) -> Result<usize, AccountError> {
+        let users: Vec<(User, String)> = self
+            .registry
+            .read(|tx| {
+                tx.query_map(
+                    &format!("SELECT {USER_COLUMNS}, password FROM users ORDER BY id"),
+                    params![],
+                    |r| Ok((user_of(r)?, r.get::<String>(6)?)),
+                )
+            })
+            .map_err(AccountError::db("reading the users to copy"))?;
+        target
+            .registry
+            .write(|tx| {
+                tx.execute("DELETE FROM sessions", params![])?;
+                tx.execute("DELETE FROM users", params![])?;
+                for (u, hash) in &users {
+                    tx.execute(
+                        "INSERT INTO users (id, name, admin, disabled, password, library, created_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        params![u.id, u.name.as_str(), u.admin, u.disabled, hash, u.library, u.created_at],
+                    )?;
+                }
+                tx.reset_identity("users", "id")
+            })
+            .map_err(AccountError::db("copying the users"))?;
+        Ok(users.len())
+    }
+
+    fn read<T>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&RegistryTx<'_, '_>) -> tavo_store::Result<T>,
+    ) -> Result<T, AccountError> {
+        self.registry.read(f).map_err(AccountError::db(what))
+    }
+
+    fn write<T>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&RegistryTx<'_, '_>) -> tavo_store::Result<T>,
+    ) -> Result<T, AccountError> {
+        self.registry.write(f).map_err(AccountError::db(what))
     }
 
     /// Every user, by id.
     pub fn list(&self) -> Result<Vec<User>, AccountError> {
-        let conn = self.lock();
-        let mut stmt = conn
-            .prepare_cached(&format!("SELECT {USER_COLUMNS} FROM users ORDER BY id"))
-            .map_err(AccountError::db("listing users"))?;
-        let rows = stmt
-            .query_map([], user_of)
-            .map_err(AccountError::db("listing users"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(AccountError::db("listing users"))
+        self.read("listing users", |tx| {
+            tx.query_map(
+                &format!("SELECT {USER_COLUMNS} FROM users ORDER BY id"),
+                params![],
+                user_of,
+            )
+        })
     }
 
     /// One user by name.
     pub fn get(&self, name: &str) -> Result<User, AccountError> {
         let name = UserName::parse(name)?;
-        self.lock()
-            .query_row(
+        self.read("reading a user", |tx| {
+            tx.query_opt(
                 &format!("SELECT {USER_COLUMNS} FROM users WHERE name = ?1"),
-                [name.as_str()],
+                params![name.as_str()],
                 user_of,
             )
-            .optional()
-            .map_err(AccountError::db("reading a user"))?
-            .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
+        })?
+        .ok_or_else(|| AccountError::NoSuchUser(name.to_string()))
     }
 
     /// Adds a user. The first admin gets the data folder's own library (an existing
@@ -207,41 +275,41 @@ impl Accounts {
     pub fn add(&self, name: &str, password: &str, admin: bool) -> Result<User, AccountError> {
         let name = UserName::parse(name)?;
         let hash = password::hash(password)?;
-        let conn = self.lock();
-        let root_taken: bool = conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM users WHERE library = ?1)",
-                [ROOT_LIBRARY],
-                |r| r.get(0),
-            )
-            .map_err(AccountError::db("adding a user"))?;
         let created = chrono::Utc::now().to_rfc3339();
-        let inserted = conn.execute(
-            "INSERT INTO users (name, admin, password, library, created_at) VALUES (?1, ?2, ?3, '', ?4)",
-            params![name.as_str(), admin, hash, created],
-        );
-        match inserted {
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
-            {
-                return Err(AccountError::Exists(name.to_string()));
+        let added = self.registry.write(|tx| {
+            let taken = tx.query_opt(
+                "SELECT 1 FROM users WHERE name = ?1",
+                params![name.as_str()],
+                |r| r.get::<i64>(0),
+            )?;
+            if taken.is_some() {
+                return Ok(false);
             }
-            other => {
-                other.map_err(AccountError::db("adding a user"))?;
-            }
+            let root_taken = tx
+                .query_opt(
+                    "SELECT 1 FROM users WHERE library = ?1",
+                    params![ROOT_LIBRARY],
+                    |r| r.get::<i64>(0),
+                )?
+                .is_some();
+            let id = tx.insert_id(
+                "INSERT INTO users (name, admin, password, library, created_at) VALUES (?1, ?2, ?3, '', ?4)",
+                params![name.as_str(), admin, hash, created],
+            )?;
+            let library = if admin && !root_taken {
+                ROOT_LIBRARY.to_owned()
+            } else {
+                format!("users/{id}")
+            };
+            tx.execute(
+                "UPDATE users SET library = ?1 WHERE id = ?2",
+                params![library, id],
+            )?;
+            Ok(true)
+        });
+        if !added.map_err(AccountError::db("adding a user"))? {
+            return Err(AccountError::Exists(name.to_string()));
         }
-        let id = conn.last_insert_rowid();
-        let library = if admin && !root_taken {
-            ROOT_LIBRARY.to_owned()
-        } else {
-            format!("users/{id}")
-        };
-        conn.execute(
-            "UPDATE users SET library = ?1 WHERE id = ?2",
-            params![library, id],
-        )
-        .map_err(AccountError::db("adding a user"))?;
-        drop(conn);
         let user = self.get(name.as_str())?;
         std::fs::create_dir_all(self.library_dir(&user)).map_err(|source| AccountError::Io {
             context: format!("creating the library folder of {name}"),
@@ -279,25 +347,25 @@ impl Accounts {
     pub fn set_password(&self, name: &str, password: &str) -> Result<User, AccountError> {
         let user = self.get(name)?;
         let hash = password::hash(password)?;
-        let conn = self.lock();
-        conn.execute(
-            "UPDATE users SET password = ?1 WHERE id = ?2",
-            params![hash, user.id],
-        )
-        .map_err(AccountError::db("changing a password"))?;
-        conn.execute("DELETE FROM sessions WHERE user_id = ?1", [user.id])
-            .map_err(AccountError::db("ending sessions"))?;
+        self.write("changing a password", |tx| {
+            tx.execute(
+                "UPDATE users SET password = ?1 WHERE id = ?2",
+                params![hash, user.id],
+            )?;
+            tx.execute("DELETE FROM sessions WHERE user_id = ?1", params![user.id])
+        })?;
         Ok(user)
     }
 
     fn other_active_admins(&self, user: &User) -> Result<i64, AccountError> {
-        self.lock()
-            .query_row(
+        self.read("counting admins", |tx| {
+            tx.query_opt(
                 "SELECT count(*) FROM users WHERE admin = 1 AND disabled = 0 AND id <> ?1",
-                [user.id],
-                |r| r.get(0),
+                params![user.id],
+                |r| r.get::<i64>(0),
             )
-            .map_err(AccountError::db("counting admins"))
+        })
+        .map(Option::unwrap_or_default)
     }
 
     /// Disables (or enables) a user; disabling ends their sessions.
@@ -306,17 +374,16 @@ impl Accounts {
         if disabled && user.admin && !user.disabled && self.other_active_admins(&user)? == 0 {
             return Err(AccountError::LastAdmin(user.name));
         }
-        let conn = self.lock();
-        conn.execute(
-            "UPDATE users SET disabled = ?1 WHERE id = ?2",
-            params![disabled, user.id],
-        )
-        .map_err(AccountError::db("disabling a user"))?;
-        if disabled {
-            conn.execute("DELETE FROM sessions WHERE user_id = ?1", [user.id])
-                .map_err(AccountError::db("ending sessions"))?;
-        }
-        drop(conn);
+        self.write("disabling a user", |tx| {
+            tx.execute(
+                "UPDATE users SET disabled = ?1 WHERE id = ?2",
+                params![disabled, user.id],
+            )?;
+            if disabled {
+                tx.execute("DELETE FROM sessions WHERE user_id = ?1", params![user.id])?;
+            }
+            Ok(())
+        })?;
         self.get(name)
     }
 
@@ -326,12 +393,12 @@ impl Accounts {
         if !admin && user.admin && self.other_active_admins(&user)? == 0 {
             return Err(AccountError::LastAdmin(user.name));
         }
-        self.lock()
-            .execute(
+        self.write("changing a user", |tx| {
+            tx.execute(
                 "UPDATE users SET admin = ?1 WHERE id = ?2",
                 params![admin, user.id],
             )
-            .map_err(AccountError::db("changing a user"))?;
+        })?;
         self.get(name)
     }
 
@@ -345,9 +412,10 @@ impl Accounts {
         if user.library == ROOT_LIBRARY && !keep_data {
             return Err(AccountError::OwnsRootLibrary(user.name));
         }
-        self.lock()
-            .execute("DELETE FROM users WHERE id = ?1", [user.id])
-            .map_err(AccountError::db("removing a user"))?;
+        self.write("removing a user", |tx| {
+            tx.execute("DELETE FROM sessions WHERE user_id = ?1", params![user.id])?;
+            tx.execute("DELETE FROM users WHERE id = ?1", params![user.id])
+        })?;
         if !keep_data {
             let dir = self.library_dir(&user);
             match std::fs::remove_dir_all(&dir) {
@@ -380,15 +448,13 @@ impl Accounts {
             .unwrap_or_else(|p| p.into_inner())
             .admit(&key, address, now)?;
         let found: Option<(User, String)> = match UserName::parse(&key) {
-            Ok(n) => self
-                .lock()
-                .query_row(
+            Ok(n) => self.read("checking a login", |tx| {
+                tx.query_opt(
                     &format!("SELECT {USER_COLUMNS}, password FROM users WHERE name = ?1"),
-                    [n.as_str()],
-                    |r| Ok((user_of(r)?, r.get::<_, String>(6)?)),
+                    params![n.as_str()],
+                    |r| Ok((user_of(r)?, r.get::<String>(6)?)),
                 )
-                .optional()
-                .map_err(AccountError::db("checking a login"))?,
+            })?,
             Err(_) => None,
         };
         let ok = match &found {
@@ -410,12 +476,12 @@ impl Accounts {
         }
         let token = SessionToken::new();
         let at = unix_now();
-        self.lock()
-            .execute(
+        self.write("opening a session", |tx| {
+            tx.execute(
                 "INSERT INTO sessions (digest, user_id, created_at, last_seen) VALUES (?1, ?2, ?3, ?3)",
                 params![token.digest(), user.id, at],
             )
-            .map_err(AccountError::db("opening a session"))?;
+        })?;
         Ok(Login { user, token })
     }
 
@@ -423,49 +489,55 @@ impl Accounts {
     /// enabled). Touches the session at most once a minute.
     pub fn session(&self, token: &SessionToken) -> Result<Option<User>, AccountError> {
         let now = unix_now();
-        let conn = self.lock();
-        let row: Option<(User, i64, i64)> = conn
-            .query_row(
+        let row: Option<(User, i64, i64)> = self.read("reading a session", |tx| {
+            tx.query_opt(
                 "SELECT u.id, u.name, u.admin, u.disabled, u.created_at, u.library, s.created_at, s.last_seen \
                  FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.digest = ?1",
-                [token.digest()],
+                params![token.digest()],
                 |r| Ok((user_of(r)?, r.get(6)?, r.get(7)?)),
             )
-            .optional()
-            .map_err(AccountError::db("reading a session"))?;
+        })?;
         let Some((user, created, seen)) = row else {
             return Ok(None);
         };
         let expired = now - seen > IDLE_EXPIRY.as_secs() as i64
             || now - created > ABSOLUTE_EXPIRY.as_secs() as i64;
         if expired || user.disabled {
-            conn.execute("DELETE FROM sessions WHERE digest = ?1", [token.digest()])
-                .map_err(AccountError::db("ending a session"))?;
+            self.write("ending a session", |tx| {
+                tx.execute(
+                    "DELETE FROM sessions WHERE digest = ?1",
+                    params![token.digest()],
+                )
+            })?;
             return Ok(None);
         }
         if now - seen >= TOUCH_EVERY.as_secs() as i64 {
-            conn.execute(
-                "UPDATE sessions SET last_seen = ?1 WHERE digest = ?2",
-                params![now, token.digest()],
-            )
-            .map_err(AccountError::db("touching a session"))?;
+            self.write("touching a session", |tx| {
+                tx.execute(
+                    "UPDATE sessions SET last_seen = ?1 WHERE digest = ?2",
+                    params![now, token.digest()],
+                )
+            })?;
         }
         Ok(Some(user))
     }
 
     /// Ends one session.
     pub fn logout(&self, token: &SessionToken) -> Result<(), AccountError> {
-        self.lock()
-            .execute("DELETE FROM sessions WHERE digest = ?1", [token.digest()])
-            .map_err(AccountError::db("ending a session"))?;
+        self.write("ending a session", |tx| {
+            tx.execute(
+                "DELETE FROM sessions WHERE digest = ?1",
+                params![token.digest()],
+            )
+        })?;
         Ok(())
     }
 
     /// Ends every session of a user; returns how many there were.
     pub fn logout_everywhere(&self, user: i64) -> Result<usize, AccountError> {
-        self.lock()
-            .execute("DELETE FROM sessions WHERE user_id = ?1", [user])
-            .map_err(AccountError::db("ending sessions"))
+        self.write("ending sessions", |tx| {
+            tx.execute("DELETE FROM sessions WHERE user_id = ?1", params![user])
+        })
     }
 
     /// Bytes a user's library takes on disk (the data folder's own library counts without the
@@ -490,10 +562,26 @@ impl Accounts {
     /// password hashes; sessions are left out of what a restore uses — everyone logs in again).
     pub fn copy_registry_to(&self, path: &Path) -> Result<(), AccountError> {
         let target = path.to_string_lossy().into_owned();
-        self.lock()
-            .execute("VACUUM INTO ?1", [target])
-            .map_err(AccountError::db("copying the accounts registry"))?;
-        Ok(())
+        let copied = self.registry.with_sqlite(|conn| {
+            conn.execute("VACUUM INTO ?1", [&target])
+                .map(drop)
+                .map_err(|e| tavo_store::StoreError::Database(e.to_string()))
+        });
+        match copied {
+            Some(done) => done.map_err(AccountError::db("copying the accounts registry")),
+            // On PostgreSQL: the users into a new SQLite registry, the same file either way.
+            None => {
+                let _ = std::fs::remove_file(path);
+                let copy = Registry::open_sqlite(path, &[SCHEMA])
+                    .map_err(AccountError::db("creating the registry copy"))?;
+                let copy = Accounts {
+                    root: self.root.clone(),
+                    registry: copy,
+                    throttle: Mutex::default(),
+                };
+                self.copy_users_into(&copy).map(drop)
+            }
+        }
     }
 
     /// Installs a registry copy made by [`Accounts::copy_registry_to`] as the data folder's
@@ -522,10 +610,9 @@ impl Accounts {
             source,
         })?;
         let accounts = Self::open(root)?;
-        accounts
-            .lock()
-            .execute("DELETE FROM sessions", [])
-            .map_err(AccountError::db("ending the copied sessions"))?;
+        accounts.write("ending the copied sessions", |tx| {
+            tx.execute("DELETE FROM sessions", params![])
+        })?;
         Ok(accounts)
     }
 
@@ -539,12 +626,12 @@ impl Accounts {
         idle: i64,
     ) -> Result<(), AccountError> {
         let now = unix_now();
-        self.lock()
-            .execute(
+        self.write("ageing a session", |tx| {
+            tx.execute(
                 "UPDATE sessions SET created_at = ?1, last_seen = ?2 WHERE digest = ?3",
                 params![now - age, now - idle, token.digest()],
             )
-            .map_err(AccountError::db("ageing a session"))?;
+        })?;
         Ok(())
     }
 }
@@ -575,19 +662,64 @@ mod tests {
         r.unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// Runs `test` on a SQLite registry, and on a PostgreSQL one when `TAVO_TEST_POSTGRES`
+    /// names a server.
+    fn on_both(test: impl Fn(&Path, &Accounts)) {
+        let dir = ok(tempfile::tempdir());
+        test(dir.path(), &ok(Accounts::open(dir.path())));
+        if let Some(url) = tavo_testkit::library::fresh_database() {
+            let dir = ok(tempfile::tempdir());
+            let pool = ok(tavo_store::PgPool::connect(&url));
+            let a = ok(Accounts::open_postgres(dir.path(), pool));
+            assert!(a.database_pool().is_some());
+            test(dir.path(), &a);
+        }
+    }
+
     #[test]
     fn the_first_admin_owns_the_data_folders_library_and_others_get_their_own() {
+        on_both(first_admin_owns_the_data_folder);
+    }
+
+    #[test]
+    fn sessions_start_at_login_end_at_logout_expiry_password_change_and_disable() {
+        on_both(sessions_end_as_they_should);
+    }
+
+    #[test]
+    fn a_folders_users_move_into_postgresql_at_the_first_open() {
+        let Some(url) = tavo_testkit::library::fresh_database() else {
+            return;
+        };
         let dir = ok(tempfile::tempdir());
-        let a = ok(Accounts::open(dir.path()));
+        let file = ok(Accounts::open(dir.path()));
+        let ann = ok(file.add("ann", "password-a", true));
+        ok(file.add("bob", "password-b", false));
+        let pool = ok(tavo_store::PgPool::connect(&url));
+        let db = ok(Accounts::open_postgres(dir.path(), pool));
+        assert_eq!(ok(db.list()), ok(file.list()));
+        assert!(
+            db.login("ann", "password-a", HERE).is_ok(),
+            "the hash came along"
+        );
+        // Ids go on after the copied ones.
+        let cid = ok(db.add("cid", "password-c", false));
+        assert!(cid.id > ann.id + 1, "{cid:?}");
+        // And back into a file, the same users.
+        let copy = dir.path().join("copy.sqlite");
+        ok(db.copy_registry_to(&copy));
+        let back_dir = ok(tempfile::tempdir());
+        let back = ok(Accounts::restore_registry(back_dir.path(), &copy, false));
+        assert_eq!(ok(back.list()), ok(db.list()));
+    }
+
+    fn first_admin_owns_the_data_folder(dir: &Path, a: &Accounts) {
         let bob = ok(a.add("Bob", "password-b", false));
         let ann = ok(a.add("ann", "password-a", true));
         let cid = ok(a.add("cid", "password-c", true));
         assert_eq!(bob.name, "bob");
-        assert_eq!(a.library_dir(&ann), dir.path());
-        assert_eq!(
-            a.library_dir(&bob),
-            dir.path().join(format!("users/{}", bob.id))
-        );
+        assert_eq!(a.library_dir(&ann), dir);
+        assert_eq!(a.library_dir(&bob), dir.join(format!("users/{}", bob.id)));
         assert_eq!(cid.library, format!("users/{}", cid.id));
         assert!(matches!(
             a.add("ANN", "password-x", false),
@@ -602,13 +734,10 @@ mod tests {
             Err(AccountError::OwnsRootLibrary(_))
         ));
         ok(a.remove("bob", false));
-        assert!(!dir.path().join(format!("users/{}", bob.id)).exists());
+        assert!(!dir.join(format!("users/{}", bob.id)).exists());
     }
 
-    #[test]
-    fn sessions_start_at_login_end_at_logout_expiry_password_change_and_disable() {
-        let dir = ok(tempfile::tempdir());
-        let a = ok(Accounts::open(dir.path()));
+    fn sessions_end_as_they_should(_: &Path, a: &Accounts) {
         ok(a.add("ann", "password-a", true));
         ok(a.add("bob", "password-b", false));
         assert!(matches!(

@@ -41,12 +41,9 @@ pub enum AccountError {
     Db {
         /// What was being done.
         context: &'static str,
-        /// The driver's error.
-        source: rusqlite::Error,
+        /// The store's error.
+        source: tavo_store::StoreError,
     },
-    /// The accounts database could not be migrated.
-    #[error("the accounts database cannot be opened: {0}")]
-    Migration(String),
     /// A file operation failed.
     #[error("{context}: {source}")]
     Io {
@@ -61,7 +58,7 @@ pub enum AccountError {
 }
 
 impl AccountError {
-    pub(crate) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
+    pub(crate) fn db(context: &'static str) -> impl FnOnce(tavo_store::StoreError) -> Self {
         move |source| AccountError::Db { context, source }
     }
 }

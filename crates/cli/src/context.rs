@@ -15,6 +15,9 @@ pub struct Context {
     database: Option<String>,
     /// The library's PostgreSQL schema (with `--database`).
     schema: String,
+    /// The connections to `database`, opened by the first library and shared by the others:
+    /// a pool is this process's replica (one listening connection, one heartbeat).
+    pool: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<tavo_store::PgPool>>>,
 }
 
 impl Context {
@@ -27,27 +30,28 @@ impl Context {
             data_dir,
             database: database.filter(|d| !d.trim().is_empty()),
             schema: tavo_accounts::ROOT_SCHEMA.to_owned(),
+            pool: Default::default(),
         }
     }
 
     /// The same, working on the library of user `name` of the data folder's accounts
     /// (`--user NAME`, for a server run with `--accounts`).
     pub fn for_user(self, name: &str) -> anyhow::Result<Self> {
-        if !tavo_accounts::Accounts::exists(&self.root) {
+        if !self.accounts_exist()? {
             anyhow::bail!(
                 "{} has no accounts (no {}): --user works on a server run with --accounts; add users with `tavo user add NAME`",
                 self.root.display(),
                 tavo_accounts::ACCOUNTS_FILE
             );
         }
-        let accounts = tavo_accounts::Accounts::open(&self.root)
-            .with_context(|| format!("opening the accounts of {}", self.root.display()))?;
+        let accounts = self.open_accounts()?;
         let user = accounts.get(name)?;
         Ok(Self {
             data_dir: accounts.library_dir(&user),
             schema: accounts.library_schema(&user),
             root: self.root,
             database: self.database,
+            pool: self.pool,
         })
     }
 
@@ -70,12 +74,38 @@ impl Context {
         match &self.database {
             None => tavo_store::Store::open(dir)
                 .with_context(|| format!("cannot open the library in {}", dir.display())),
-            Some(url) => {
-                let pool = tavo_store::PgPool::connect(url)
-                    .with_context(|| format!("connecting to {}", redact(url)))?;
-                tavo_store::Store::open_postgres(pool, schema, dir)
-                    .with_context(|| format!("cannot open the library {schema} in {}", redact(url)))
-            }
+            Some(url) => tavo_store::Store::open_postgres(self.pool(url)?, schema, dir)
+                .with_context(|| format!("cannot open the library {schema} in {}", redact(url))),
+        }
+    }
+
+    /// The database pool (`--database`), connected on first use and shared by every library
+    /// and the accounts registry this process opens: the process is one replica.
+    fn pool(&self, url: &str) -> anyhow::Result<std::sync::Arc<tavo_store::PgPool>> {
+        if let Some(pool) = self.pool.get() {
+            return Ok(pool.clone());
+        }
+        let pool = tavo_store::PgPool::connect(url)
+            .with_context(|| format!("connecting to {}", redact(url)))?;
+        Ok(self.pool.get_or_init(|| pool).clone())
+    }
+
+    /// The accounts registry: `accounts.sqlite` in the data folder, or with `--database` the
+    /// database's (created, and filled from the folder's file, the first time).
+    pub fn open_accounts(&self) -> anyhow::Result<tavo_accounts::Accounts> {
+        match &self.database {
+            None => tavo_accounts::Accounts::open(&self.root)
+                .with_context(|| format!("opening the accounts of {}", self.root.display())),
+            Some(url) => tavo_accounts::Accounts::open_postgres(&self.root, self.pool(url)?)
+                .with_context(|| format!("opening the accounts in {}", redact(url))),
+        }
+    }
+
+    /// Whether there are accounts: the folder's registry file, or users in the database's.
+    pub fn accounts_exist(&self) -> anyhow::Result<bool> {
+        match &self.database {
+            None => Ok(tavo_accounts::Accounts::exists(&self.root)),
+            Some(_) => Ok(!self.open_accounts()?.is_empty()?),
         }
     }
 

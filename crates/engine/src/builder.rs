@@ -117,6 +117,9 @@ impl EngineBuilder {
         )
         .with_hooks(Arc::new(pages.clone()))
         .with_web();
+        if let Some(notices) = engine.notices() {
+            tokio::spawn(crate::cluster::watch(engine.downgrade(), notices));
+        }
         match self.mcp {
             McpStart::Wait => mcp_servers.connect_enabled().await,
             McpStart::Background => {

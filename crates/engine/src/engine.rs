@@ -83,6 +83,11 @@ impl Inner {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The reply with this id, if it is in this process.
+    pub(crate) fn live_reply(&self, id: &str) -> Option<ReplyHandle> {
+        self.live().values().find(|h| &*h.id == id).cloned()
+    }
+
     /// The services of one reply: the engine's, plus a fresh web adapter when the caller did
     /// not bring its own web tools.
     pub(crate) fn reply_services(&self) -> Arc<Services> {
@@ -358,9 +363,58 @@ impl Engine {
         Ok(recover_interrupted(&self.inner.store)?)
     }
 
+    /// A handle that does not keep the engine alive (background watchers).
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<Inner> {
+        Arc::downgrade(&self.inner)
+    }
+
     /// The live reply with this id.
     pub fn reply(&self, id: &str) -> Option<ReplyHandle> {
-        self.inner.live().values().find(|h| &*h.id == id).cloned()
+        self.inner.live_reply(id)
+    }
+
+    /// Asks the replica that runs reply `id` to cancel it (PostgreSQL; see [`crate::cluster`]).
+    pub async fn cancel_elsewhere(&self, id: &str) -> Result<(), EngineError> {
+        let id = id.to_owned();
+        crate::offload::on_blocking_pool(&self.inner.store, move |s| {
+            crate::cluster::send(s, crate::cluster::CANCEL_NOTICE, &id).map_err(EngineError::from)
+        })
+        .await
+    }
+
+    /// Sends an answer to the replica that runs its reply (PostgreSQL).
+    pub async fn respond_elsewhere(
+        &self,
+        answer: crate::cluster::Answer,
+    ) -> Result<(), EngineError> {
+        let body =
+            serde_json::to_string(&answer).map_err(|e| EngineError::Internal(e.to_string()))?;
+        crate::offload::on_blocking_pool(&self.inner.store, move |s| {
+            crate::cluster::send(s, crate::cluster::RESPOND_NOTICE, &body)
+                .map_err(EngineError::from)
+        })
+        .await
+    }
+
+    /// Sends a notice of the door's own kind to this library's listeners on the other replicas
+    /// (nothing on SQLite). Blocking work runs on the blocking pool.
+    pub async fn announce(&self, kind: &'static str, body: String) -> Result<(), EngineError> {
+        crate::offload::on_blocking_pool(&self.inner.store, move |s| {
+            crate::cluster::send(s, kind, &body).map_err(EngineError::from)
+        })
+        .await
+    }
+
+    /// The notices of this library from every replica (`None` on SQLite), for a door's own kinds.
+    pub fn notices(
+        &self,
+    ) -> Option<tokio::sync::broadcast::Receiver<Arc<tavo_store::cluster::Notice>>> {
+        self.inner.store.subscribe_notices()
+    }
+
+    /// This process's replica id on PostgreSQL.
+    pub fn replica_id(&self) -> Option<String> {
+        self.inner.store.replica().map(str::to_owned)
     }
 
     /// The live reply of a chat.
@@ -422,6 +476,7 @@ impl Engine {
             pid,
             process_start,
             boot_id,
+            replica: store.replica().map(str::to_owned),
             started_at: started.clone(),
             updated_at: started,
         };
@@ -449,6 +504,13 @@ impl Engine {
             control: control.clone(),
         };
         inner.live().insert(req.chat, handle.clone());
+        if store.replica().is_some() {
+            tokio::spawn(crate::cluster::ship_events(
+                inner.persister.clone(),
+                handle.subscribe(0),
+                handle.id.clone(),
+            ));
+        }
         let task = ReplyTask::new(
             self.inner.clone(),
             control,

@@ -24,6 +24,7 @@
 //! - [`speech`]: text-to-speech — voice bindings and settings, synthesis, the TTS cache, playback events.
 
 mod builder;
+pub mod cluster;
 pub mod connections;
 mod control;
 pub mod describe;

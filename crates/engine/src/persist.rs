@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tavo_model::{ChatId, Message, MessageId};
+use tavo_store::cluster::StoredEvent;
 use tavo_store::{Store, StoreError};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
@@ -32,39 +33,65 @@ use tokio::time::Instant;
 use crate::offload::{PoolError, on_blocking_pool};
 use crate::status::ReplyRecord;
 
-/// What is written: the reply's message, or its chat's reply record.
+/// What is written: the reply's message, its chat's reply record, or its events for the
+/// other replicas.
 #[derive(Debug, Clone)]
 pub enum Write {
     /// The message as the reply has written it so far.
     Message(Message),
     /// The reply's status record.
     Record(ReplyRecord),
+    /// Events of a reply, for replicas that follow it (PostgreSQL only; see
+    /// [`tavo_store::cluster`]). Queued events of the same reply are appended to, not replaced.
+    Events {
+        /// The reply.
+        reply: Arc<str>,
+        /// Its events in order, as they go out.
+        events: Vec<StoredEvent>,
+    },
 }
 
-/// Which row a write replaces: later writes of the same key supersede queued ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Which row a write replaces: later writes of the same key supersede queued ones (events
+/// are appended instead).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     Message(MessageId),
     Record(ChatId),
+    Events(Arc<str>),
 }
+
+/// The notice kind announcing stored events; its body is `<replyId>\t<last seq>`.
+pub const EVENTS_NOTICE: &str = "events";
 
 impl Write {
     fn key(&self) -> Option<Key> {
         match self {
             Write::Message(m) => m.id.map(Key::Message),
             Write::Record(r) => Some(Key::Record(r.chat_id)),
+            Write::Events { reply, .. } => Some(Key::Events(reply.clone())),
+        }
+    }
+
+    /// Folds a newer write of the same key into this queued one.
+    fn supersede(&mut self, newer: Write) {
+        match (self, newer) {
+            (Write::Events { events, .. }, Write::Events { events: more, .. }) => {
+                events.extend(more);
+            }
+            (this, newer) => *this = newer,
         }
     }
 
     fn apply(&self, tx: &tavo_store::Tx<'_>) -> Result<(), StoreError> {
         match self {
             Write::Message(m) => tx.message_update(m, None).map(drop),
-            Write::Record(r) => {
-                let value = serde_json::to_value(r).map_err(|source| StoreError::Json {
-                    what: "reply record".into(),
-                    source,
-                })?;
-                tx.setting_set(&ReplyRecord::key(r.chat_id), &value)
+            Write::Record(r) => crate::status::put_record(tx, r),
+            Write::Events { reply, events } => {
+                let Some(last) = events.last() else {
+                    return Ok(());
+                };
+                tx.reply_events_append(reply, events)?;
+                tx.notify(EVENTS_NOTICE, &format!("{reply}\t{}", last.seq))
             }
         }
     }
@@ -184,13 +211,20 @@ impl Persister {
             let mut q = self.lock();
             let order = q.next_order;
             q.next_order += 1;
-            let entry = q.pending.entry(key).or_insert_with(|| Queued {
-                write: write.clone(),
-                acks: Vec::new(),
-                order,
-            });
-            entry.write = write;
-            entry.acks.extend(ack);
+            match q.pending.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut queued) => {
+                    let queued = queued.get_mut();
+                    queued.write.supersede(write);
+                    queued.acks.extend(ack);
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(Queued {
+                        write,
+                        acks: ack.into_iter().collect(),
+                        order,
+                    });
+                }
+            }
             !std::mem::replace(&mut q.writing, true)
         };
         if start {
@@ -349,6 +383,7 @@ mod tests {
             pid: 1,
             process_start: None,
             boot_id: None,
+            replica: None,
             started_at: "t".into(),
             updated_at: "t".into(),
         };

@@ -90,6 +90,10 @@ pub struct ReplyRecord {
     /// at every boot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boot_id: Option<String>,
+    /// On PostgreSQL, the replica that runs the reply ([`tavo_store::cluster`]): then it, not
+    /// the pid, says whether the owner is alive, since replicas run on other machines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<String>,
     /// When the reply started (RFC 3339, UTC, milliseconds).
     pub started_at: String,
     /// When the record last changed (its status or message), in the same form.
@@ -187,8 +191,32 @@ pub(crate) fn this_process() -> (u32, Option<u64>, Option<String>) {
 }
 
 /// Whether the process that wrote `record` still runs it. Off Linux only this process can be
-/// told alive, which errs on the side of the seed's rule (cancel, never replay).
-pub(crate) fn owner_alive(record: &ReplyRecord) -> bool {
+/// told alive, which errs on the side of the seed's rule (cancel, never replay). A record of a
+/// replica (PostgreSQL) is alive while its replica beats, and — when it is this one — while the
+/// reply is live here. `tx`, when given, is the transaction to ask the database in (a claim's);
+/// otherwise a read of its own.
+pub(crate) fn owner_alive(
+    store: &Store,
+    tx: Option<&tavo_store::Tx<'_>>,
+    record: &ReplyRecord,
+) -> Result<bool, StoreError> {
+    if let Some(replica) = &record.replica {
+        return match store.replica() {
+            // A replica's record in a library that is not on the cluster (copied to SQLite):
+            // nobody here can run it.
+            None => Ok(false),
+            Some(me) if me == replica => Ok(live_here().contains(&record.id)),
+            Some(_) => match tx {
+                Some(tx) => tx.replica_alive(replica),
+                None => store.read(|tx| tx.replica_alive(replica)),
+            },
+        };
+    }
+    Ok(process_alive(record))
+}
+
+/// [`owner_alive`] for a record of a process (no replica): its pid, start time and boot.
+fn process_alive(record: &ReplyRecord) -> bool {
     let (pid, start, boot) = this_process();
     let same_boot = match (&record.boot_id, &boot) {
         (Some(a), Some(b)) => a == b,
@@ -212,6 +240,39 @@ pub(crate) fn owner_alive(record: &ReplyRecord) -> bool {
     }
 }
 
+/// Writes a chat's reply record, and on PostgreSQL its lease: held while the reply is live,
+/// dropped when it ends — in the same transaction, so the two never disagree.
+///
+/// A live record of a replica is refused once the chat's stored record says the same reply
+/// ended: another replica took this one for dead (it lost the database for longer than the
+/// timeout) and marked it interrupted, which must not be undone by its late writes.
+pub(crate) fn put_record(tx: &tavo_store::Tx<'_>, record: &ReplyRecord) -> Result<(), StoreError> {
+    if record.replica.is_some() && record.status.is_live() {
+        let stored = tx
+            .setting_get(&ReplyRecord::key(record.chat_id))?
+            .and_then(|v| serde_json::from_value::<ReplyRecord>(v).ok());
+        if let Some(stored) = stored
+            && stored.id == record.id
+            && !stored.status.is_live()
+        {
+            return Err(StoreError::InvalidArgument(format!(
+                "reply {} was marked {} by another replica",
+                record.id,
+                stored.status.as_str()
+            )));
+        }
+    }
+    tx.setting_set(&ReplyRecord::key(record.chat_id), &record_value(record)?)?;
+    if record.replica.is_some() {
+        if record.status.is_live() {
+            tx.lease_set(&record.id, record.chat_id.0)?;
+        } else {
+            tx.lease_clear(&record.id)?;
+        }
+    }
+    Ok(())
+}
+
 /// The saved record of reply `id`, whatever its status (a reply no longer in memory: after a
 /// restart, or evicted); `None` when no record has that id.
 pub fn stored_record(store: &Store, id: &str) -> Result<Option<ReplyRecord>, StoreError> {
@@ -225,12 +286,16 @@ pub fn stored_record(store: &Store, id: &str) -> Result<Option<ReplyRecord>, Sto
 /// The replies of this library that are running or waiting right now, in any process (this
 /// one, another `tavo`, `tavo serve`): what a restore must not pull the rows from under.
 pub fn live_replies(store: &Store) -> Result<Vec<ReplyRecord>, StoreError> {
-    Ok(store
-        .setting_list(RECORD_PREFIX)?
-        .into_iter()
-        .filter_map(|(_, v)| serde_json::from_value::<ReplyRecord>(v).ok())
-        .filter(|r| r.status.is_live() && owner_alive(r))
-        .collect())
+    let mut live = Vec::new();
+    for (_, v) in store.setting_list(RECORD_PREFIX)? {
+        let Ok(record) = serde_json::from_value::<ReplyRecord>(v) else {
+            continue;
+        };
+        if record.status.is_live() && owner_alive(store, None, &record)? {
+            live.push(record);
+        }
+    }
+    Ok(live)
 }
 
 /// Marks every reply left `running` or `waiting` by a process that no longer exists as
@@ -243,7 +308,7 @@ pub fn recover_interrupted(store: &Store) -> Result<Vec<ReplyRecord>, StoreError
             tracing::warn!(%key, "ignoring a malformed reply record");
             continue;
         };
-        if !record.status.is_live() || owner_alive(&record) {
+        if !record.status.is_live() || owner_alive(store, None, &record)? {
             continue;
         }
         // Read again inside the transaction: another process may have taken the chat over
@@ -277,7 +342,7 @@ fn cancel_in(tx: &tavo_store::Tx<'_>, record: &mut ReplyRecord) -> Result<(), St
         set_message_status(&mut message.extra, &record.id, ReplyStatus::Cancelled);
         tx.message_update(&message, None)?;
     }
-    tx.setting_set(&ReplyRecord::key(record.chat_id), &record_value(record)?)
+    put_record(tx, record)
 }
 
 fn record_value(record: &ReplyRecord) -> Result<Value, StoreError> {
@@ -315,7 +380,7 @@ pub(crate) fn claim(
             .and_then(|v| serde_json::from_value::<ReplyRecord>(v).ok());
         let mut taken_over = None;
         if let Some(mut current) = current.filter(|c| c.status.is_live()) {
-            if owner_alive(&current) {
+            if owner_alive(store, Some(tx), &current)? {
                 return Ok(Err(current));
             }
             tracing::info!(reply = %current.id, pid = current.pid,
@@ -323,7 +388,7 @@ pub(crate) fn claim(
             cancel_in(tx, &mut current)?;
             taken_over = Some(current);
         }
-        tx.setting_set(&key, &record_value(record)?)?;
+        put_record(tx, record)?;
         Ok(Ok(Claimed {
             chat_id: record.chat_id,
             id: record.id.clone(),
@@ -350,6 +415,7 @@ pub(crate) fn release(store: &Store, claimed: &Claimed) -> Result<(), StoreError
         if !ours {
             return Ok(());
         }
+        tx.lease_clear(&claimed.id)?;
         let previous = match (&claimed.taken_over, &claimed.previous) {
             (Some(cancelled), _) => Some(record_value(cancelled)?),
             (None, previous) => previous.clone(),
@@ -428,13 +494,14 @@ mod tests {
             pid,
             process_start,
             boot_id,
+            replica: None,
             started_at: now(),
             updated_at: now(),
         };
-        assert!(!owner_alive(&record));
+        assert!(!process_alive(&record));
         enter_live(&record.id);
-        assert!(owner_alive(&record));
+        assert!(process_alive(&record));
         leave_live(&record.id);
-        assert!(!owner_alive(&record));
+        assert!(!process_alive(&record));
     }
 }

@@ -149,6 +149,7 @@ impl From<StoreError> for ApiError {
             StoreError::InvalidFileName { .. }
             | StoreError::InvalidPath { .. }
             | StoreError::InvalidArgument(_) => ApiError::bad_request(e.to_string()),
+            StoreError::FileTooLarge { .. } => ApiError::too_large(e.to_string()),
             // Io carries a physical path and Sqlite the statement's error: log, don't show.
             StoreError::Io { .. }
             | StoreError::Sqlite(_)

@@ -32,11 +32,16 @@ struct Inner {
     history: VecDeque<Arc<GlobalEvent>>,
 }
 
+/// Where a hub sends its events besides its own subscribers: the other replicas on a shared
+/// database ([`crate::cluster`]).
+pub type Forward = Arc<dyn Fn(&GlobalEvent) + Send + Sync>;
+
 /// Publishes global events and replays recent ones.
 #[derive(Clone)]
 pub struct Hub {
     inner: Arc<Mutex<Inner>>,
     tx: broadcast::Sender<Arc<GlobalEvent>>,
+    forward: Arc<std::sync::OnceLock<Forward>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -70,6 +75,7 @@ impl Hub {
                 history: VecDeque::with_capacity(HISTORY),
             })),
             tx,
+            forward: Arc::new(std::sync::OnceLock::new()),
         }
     }
 
@@ -79,8 +85,27 @@ impl Hub {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Publishes an event; returns its id.
+    /// Sends every event published from now on to `forward` too (once; later calls are
+    /// ignored).
+    pub fn forward_to(&self, forward: Forward) {
+        let _ = self.forward.set(forward);
+    }
+
+    /// Publishes an event; returns its id. It is forwarded to the other replicas, if any.
     pub fn publish(&self, event: &'static str, data: Value) -> u64 {
+        let (id, ev) = self.publish_here(event, data);
+        if let Some(forward) = self.forward.get() {
+            forward(&ev);
+        }
+        id
+    }
+
+    /// Publishes an event to this replica's subscribers only (one forwarded from another).
+    pub fn publish_local(&self, event: &'static str, data: Value) -> u64 {
+        self.publish_here(event, data).0
+    }
+
+    fn publish_here(&self, event: &'static str, data: Value) -> (u64, Arc<GlobalEvent>) {
         let mut inner = self.lock();
         let id = inner.next;
         inner.next += 1;
@@ -90,8 +115,8 @@ impl Hub {
         }
         inner.history.push_back(ev.clone());
         // Sent under the lock so that subscribe-then-replay never misses or doubles an event.
-        let _ = self.tx.send(ev);
-        id
+        let _ = self.tx.send(ev.clone());
+        (id, ev)
     }
 
     /// Pages following the stream now (what a `tts` event reaches).

@@ -21,6 +21,7 @@
 //! - [`Server`]: binding, serving, graceful shutdown.
 
 mod accounts;
+mod cluster;
 mod config;
 mod error;
 mod hub;
@@ -228,6 +229,8 @@ pub(crate) async fn build_state(
     };
     // `tts` playback events reach the open app on the global event stream.
     routes::tts::attach(&state);
+    // On a shared database: events and MCP changes reach the other replicas.
+    cluster::attach(&state);
     // Spool files of uploads a killed process left behind.
     if let Err(e) = std::fs::remove_dir_all(&state.upload_dir)
         && e.kind() != std::io::ErrorKind::NotFound

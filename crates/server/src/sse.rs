@@ -64,6 +64,25 @@ pub fn json_frame(id: Option<u64>, event: &str, value: &impl serde::Serialize) -
     })
 }
 
+/// An event whose data is JSON text already (an event another replica stored). Text that is
+/// not one line of JSON, or a name that is not a plain event name, is not sent as it is: the
+/// database is outside this process.
+pub fn raw_json_frame(id: Option<u64>, event: &str, json: &str) -> Bytes {
+    let plain_name = !event.is_empty()
+        && event
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit());
+    let event = if plain_name { event } else { "message" };
+    if json.contains(['\n', '\r']) || serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
+        return json_frame(
+            id,
+            event,
+            &serde_json::json!({"error": "this event could not be read from the database"}),
+        );
+    }
+    frame(id, event, |buf| buf.extend_from_slice(json.as_bytes()))
+}
+
 /// The `text/event-stream` response for a stream of frames.
 pub fn response<S>(frames: S, shutdown: CancellationToken) -> Response
 where

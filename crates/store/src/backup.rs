@@ -77,6 +77,15 @@ impl Store {
     /// editor's draft of the old library is refused with a conflict instead of overwriting
     /// the restored one.
     pub fn replace_from(&self, source: &Path) -> Result<Replaced> {
+        self.replace_library_from(source, None)
+    }
+
+    /// [`Store::replace_from`], and — when the library's files are in its database
+    /// ([`crate::FileStore::kept_in_database`]) and `files` is given — every file replaced by
+    /// those below `files` (a restore's staged `files/` tree), in the same transaction as the
+    /// rows. The TTS cache stays. On disk `files` is not read: the caller swaps that directory
+    /// in itself, by a rename.
+    pub fn replace_library_from(&self, source: &Path, files: Option<&Path>) -> Result<Replaced> {
         {
             let mut src = Connection::open(source)?;
             let version: i64 = src.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -97,7 +106,7 @@ impl Store {
             src.execute_batch("PRAGMA journal_mode = DELETE")?;
         }
         if self.dialect() == crate::Dialect::Postgres {
-            return self.replace_postgres_from(source);
+            return self.replace_postgres_from(source, files);
         }
         let path = source.to_str().ok_or_else(|| {
             StoreError::InvalidArgument(format!("{} is not valid UTF-8", source.display()))

@@ -2,11 +2,14 @@
 //! backgrounds, `x_meta/*.json`, RisuAI modules), kept byte for byte so a charx export can write
 //! them back.
 //!
-//! Layout: `<data>/files/character/<characterId>/<archive path>`, e.g.
-//! `files/character/3/assets/other/image/smile.png` and `files/character/3/x_meta/smile.json`:
+//! Layout on disk (a SQLite library): `<data>/files/character/<characterId>/<archive path>`,
+//! e.g. `files/character/3/assets/other/image/smile.png` and `files/character/3/x_meta/smile.json`:
 //! the member paths of the archive, below a directory of the character's own. A character's set
 //! is written whole (into `<data>/files/.tmp` first, then renamed into place), replaced whole and
-//! deleted with the character, after its row ([`crate::Store::asset_delete`]).
+//! deleted with the character, after its row ([`crate::Store::asset_delete`]). On a PostgreSQL
+//! library the same paths are names of the `card` area of its files ([`crate::files::db`]),
+//! written, replaced and deleted in one transaction each, and a backup's tree holds them at the
+//! same paths.
 //!
 //! Paths are `/`-separated relative paths checked component by component ([`check_card_path`]:
 //! no empty, `.` or `..` component, no `\`, `:` or NUL, at most [`MAX_DEPTH`] deep), so a
@@ -17,7 +20,8 @@ use std::path::{Path, PathBuf};
 use tavo_model::{AssetKind, Character, CharacterImportResult, Lorebook, RegexGroup};
 
 use crate::error::{Result, StoreError};
-use crate::files::FileStore;
+use crate::files::db::{self, Area};
+use crate::files::{FileStore, check_size};
 use crate::store::Store;
 
 /// Deepest path kept.
@@ -52,24 +56,29 @@ pub fn check_card_path(path: &str) -> Result<()> {
 }
 
 impl FileStore {
-    /// The directory of a character's card files.
-    pub fn card_files_dir(&self, character_id: i64) -> PathBuf {
-        self.root().join("character").join(character_id.to_string())
-    }
-
-    /// Replaces a character's card files with `files` (path, bytes). Every path is checked
-    /// before anything is written; the new set is built beside the old one and renamed into
-    /// place, so a reader sees the old set or the new one. An empty list removes the set.
+    /// Replaces a character's card files with `files` (path, bytes). Every path and size is
+    /// checked before anything is written. On disk the new set is built beside the old one and
+    /// renamed into place; in the database it is one transaction: either way a reader sees the
+    /// old set or the new one. An empty list removes the set.
     pub fn save_card_files(&self, character_id: i64, files: &[(String, Vec<u8>)]) -> Result<()> {
-        for (path, _) in files {
+        for (path, bytes) in files {
             check_card_path(path)?;
+            check_size(path, bytes.len())?;
         }
+        let Some(root) = self.disk_root() else {
+            return self.in_database_write(|tx| {
+                db::delete_owner(tx, Area::Card, character_id)?;
+                for (path, bytes) in files {
+                    db::put(tx, Area::Card, character_id, path, bytes)?;
+                }
+                Ok(())
+            });
+        };
         self.delete_card_files(character_id)?;
         if files.is_empty() {
             return Ok(());
         }
-        let tmp_root = self.root().join(".tmp");
-        let staging = tmp_root.join(format!(
+        let staging = root.join(".tmp").join(format!(
             "card-{character_id}-{}-{}",
             std::process::id(),
             std::time::SystemTime::now()
@@ -87,7 +96,7 @@ impl FileStore {
                 std::fs::write(&target, bytes)
                     .map_err(|e| StoreError::io("cannot write", &target, e))?;
             }
-            let dir = self.card_files_dir(character_id);
+            let dir = card_files_dir(root, character_id);
             if let Some(parent) = dir.parent() {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| StoreError::io("cannot create", parent, e))?;
@@ -102,7 +111,18 @@ impl FileStore {
 
     /// A character's card files (path, bytes), sorted by path; empty when it has none.
     pub fn load_card_files(&self, character_id: i64) -> Result<Vec<(String, Vec<u8>)>> {
-        let root = self.card_files_dir(character_id);
+        let Some(root) = self.disk_root() else {
+            return self.in_database_read(|tx| {
+                let mut out = Vec::new();
+                for named in db::list(tx, Area::Card, character_id, None, usize::MAX)? {
+                    if let Some(bytes) = db::load(tx, Area::Card, character_id, &named.name)? {
+                        out.push((named.name, bytes));
+                    }
+                }
+                Ok(out)
+            });
+        };
+        let root = card_files_dir(root, character_id);
         let mut out = Vec::new();
         if root.is_dir() {
             walk(&root, &root, &mut out)?;
@@ -113,13 +133,21 @@ impl FileStore {
 
     /// Removes a character's card files (called after the character itself is deleted).
     pub fn delete_card_files(&self, character_id: i64) -> Result<()> {
-        let dir = self.card_files_dir(character_id);
+        let Some(root) = self.disk_root() else {
+            return self.in_database_write(|tx| db::delete_owner(tx, Area::Card, character_id));
+        };
+        let dir = card_files_dir(root, character_id);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(StoreError::io("cannot delete", &dir, e)),
         }
     }
+}
+
+/// The directory of a character's card files on disk.
+fn card_files_dir(root: &Path, character_id: i64) -> PathBuf {
+    root.join("character").join(character_id.to_string())
 }
 
 impl Store {

@@ -80,6 +80,19 @@ pub enum StoreError {
         /// What is wrong with it, as a sentence for the user.
         reason: &'static str,
     },
+    /// A file is larger than the store keeps ([`crate::files::MAX_FILE_BYTES`]); nothing was
+    /// written.
+    #[error(
+        "{what} is {size} bytes; a stored file holds at most {limit} bytes; nothing was stored"
+    )]
+    FileTooLarge {
+        /// The file's name or path.
+        what: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The largest size kept.
+        limit: u64,
+    },
     /// Any other argument the caller can fix; the message names the field.
     #[error("{0}")]
     InvalidArgument(String),
@@ -94,6 +107,7 @@ impl StoreError {
             StoreError::InvalidFileName { .. }
             | StoreError::InvalidPath { .. }
             | StoreError::InvalidArgument(_) => "invalid_arguments",
+            StoreError::FileTooLarge { .. } => "limit_exceeded",
             StoreError::Io { .. }
             | StoreError::Sqlite(_)
             | StoreError::Postgres(_)

@@ -208,6 +208,47 @@ CREATE TABLE tool_rounds (
 CREATE INDEX tool_rounds_chat ON tool_rounds (chat_id);
 "#;
 
+/// The files of a PostgreSQL library (chat, global and card files, the TTS cache), in its own
+/// schema so a replica needs no shared disk: see `files/db.rs`. PostgreSQL's only — the sixth
+/// of `postgres_migrations`, and no SQLite migration — because a SQLite library keeps its files
+/// on disk in the layout it always had: an existing SQLite library is not migrated, its
+/// schema version and its backups' `tavo.db` do not change, and there is no empty table on
+/// SQLite to keep in step. Written in PostgreSQL's own spelling (it is not translated).
+///
+/// - `blobs`: one row per distinct content, keyed by the lower-case hex SHA-256 of its bytes.
+/// - `blob_chunks`: the bytes, 256 KiB a row, in `seq` order; deleted with their blob.
+/// - `file_names`: what names a blob — `area` (`chat`, `global`, `card`, `tts`, `other`),
+///   `owner` (the chat's or the character's id, else 0) and `name` (the file name, or a card
+///   file's archive path). No foreign key to `chats` or `characters`: a restore truncates those
+///   tables (`TRUNCATE … CASCADE` would empty this one behind the restore's back), and files
+///   are deleted with their chat or character by the store, as on disk.
+pub(crate) const PG_FILES: &str = r#"
+CREATE TABLE blobs (
+    hash TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+    size BIGINT NOT NULL
+);
+CREATE TABLE blob_chunks (
+    hash  TEXT COLLATE "C" NOT NULL REFERENCES blobs(hash) ON DELETE CASCADE,
+    seq   BIGINT NOT NULL,
+    bytes BYTEA NOT NULL,
+    PRIMARY KEY (hash, seq)
+);
+CREATE TABLE file_names (
+    area        TEXT COLLATE "C" NOT NULL,
+    owner       BIGINT NOT NULL,
+    name        TEXT COLLATE "C" NOT NULL,
+    hash        TEXT COLLATE "C" NOT NULL REFERENCES blobs(hash),
+    size        BIGINT NOT NULL,
+    modified_at TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (area, owner, name)
+);
+CREATE INDEX file_names_hash ON file_names (hash);
+"#;
+
+/// The tables of [`PG_FILES`]: in a PostgreSQL library's schema, and never copied as rows (a
+/// backup carries the files in its `files/` tree).
+pub(crate) const PG_FILE_TABLES: &[&str] = &["blobs", "blob_chunks", "file_names"];
+
 /// Every migration, oldest first. The database's `user_version` records how many ran.
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
@@ -222,15 +263,19 @@ pub(crate) fn migrations() -> Migrations<'static> {
 /// The same migrations in PostgreSQL's spelling: one schema, two dialects. The translation is
 /// mechanical and covers exactly what the SQLite text uses (tested below): integer keys become
 /// identity columns, integers `BIGINT`, blobs `BYTEA`; `STRICT` and `WITHOUT ROWID` (SQLite's
-/// storage options) go; text columns sort by bytes, as on SQLite.
+/// storage options) go; text columns sort by bytes, as on SQLite. PostgreSQL-only migrations
+/// ([`PG_FILES`]) keep their place in this list: a library's version counts this list, so a
+/// later SQLite migration is appended after them, never inserted before.
 pub(crate) fn postgres_migrations() -> Vec<String> {
-    [V1, V2, V3, V4, V5]
+    let mut all: Vec<String> = [V1, V2, V3, V4, V5]
         .iter()
         .map(|m| to_postgres(m))
-        .collect()
+        .collect();
+    all.push(PG_FILES.to_owned());
+    all
 }
 
-fn to_postgres(sqlite: &str) -> String {
+pub(crate) fn to_postgres(sqlite: &str) -> String {
     sqlite
         .replace(
             "INTEGER PRIMARY KEY AUTOINCREMENT",

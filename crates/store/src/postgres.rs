@@ -52,10 +52,23 @@ pub struct PgPool {
     freed: Condvar,
     /// Drives the connections (their sockets); `None` only while dropping.
     runtime: Option<tokio::runtime::Runtime>,
+    /// This process as a replica: its id and where notices go ([`crate::cluster`]).
+    pub(crate) membership: Arc<crate::cluster::Membership>,
 }
 
 impl Drop for PgPool {
     fn drop(&mut self) {
+        // A replica that stops cleanly leaves the cluster at once, rather than being taken for
+        // dead a few seconds later (its replies were cancelled before; a lease left behind means
+        // one was not, and then the row stays for the sweep to find).
+        let idle = self.idle.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(conn) = idle.0.iter().find(|c| !c.client.is_closed()) {
+            let _ = wait(conn.client.execute(
+                "DELETE FROM tavo_cluster.replicas r WHERE r.id = $1 \
+                 AND NOT EXISTS (SELECT 1 FROM tavo_cluster.leases l WHERE l.replica = r.id)",
+                &[&self.membership.replica_id],
+            ));
+        }
         // A runtime may not be dropped from async code; shutting it down in the background may.
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
@@ -91,10 +104,21 @@ impl PgPool {
             idle: Mutex::new((Vec::new(), 0)),
             freed: Condvar::new(),
             runtime: Some(runtime),
+            membership: Arc::new(crate::cluster::Membership::new()),
         });
         let first = pool.open()?;
+        wait(crate::cluster::setup(
+            &first.client,
+            &pool.membership.replica_id,
+        ))?;
         pool.lock().0.push(first);
         pool.lock().1 = 1;
+        if let Some(runtime) = &pool.runtime {
+            runtime.spawn(crate::cluster::listen(
+                pool.config.clone(),
+                pool.membership.clone(),
+            ));
+        }
         Ok(pool)
     }
 
@@ -274,14 +298,28 @@ fn lock_key(schema: &str) -> i64 {
 impl PgLibrary {
     /// The library in `schema`, created and migrated if needed.
     pub(crate) fn open(pool: Arc<PgPool>, schema: &str) -> Result<Self> {
+        Self::open_with(pool, schema, &crate::migrations::postgres_migrations())
+    }
+
+    /// The database in `schema`, created and migrated with `migrations` (a registry's own).
+    pub(crate) fn open_with(
+        pool: Arc<PgPool>,
+        schema: &str,
+        migrations: &[String],
+    ) -> Result<Self> {
         check_schema(schema)?;
         let library = PgLibrary {
             pool,
             schema: schema.into(),
             lock_key: lock_key(schema),
         };
-        library.migrate()?;
+        library.migrate(migrations)?;
         Ok(library)
+    }
+
+    /// The pool the library's connections come from.
+    pub(crate) fn pool(&self) -> &Arc<PgPool> {
+        &self.pool
     }
 
     /// The schema's name.
@@ -313,6 +351,7 @@ impl PgLibrary {
         let session = PgSession {
             conn: RefCell::new(Some(pooled)),
             schema: self.schema.clone(),
+            pool: self.pool.clone(),
         };
         let value = f(&session);
         let mut pooled = session.take()?;
@@ -328,7 +367,7 @@ impl PgLibrary {
         }
     }
 
-    fn migrate(&self) -> Result<()> {
+    fn migrate(&self, all: &[String]) -> Result<()> {
         let mut pooled = self.pool.checkout()?;
         let client = &mut pooled.get().client;
         let schema = &self.schema;
@@ -345,7 +384,6 @@ impl PgLibrary {
                 client.query_opt(&format!("SELECT version FROM {schema}.schema_version"), &[]),
             )?
             .map(|r| r.get(0));
-            let all = crate::migrations::postgres_migrations();
             let from = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
             if from > all.len() {
                 return Err(StoreError::InvalidArgument(format!(
@@ -379,9 +417,20 @@ pub(crate) struct PgSession {
     /// `None` once the transaction has ended.
     conn: RefCell<Option<Pooled>>,
     schema: Arc<str>,
+    pool: Arc<PgPool>,
 }
 
 impl PgSession {
+    /// The pool the transaction's connection came from.
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The library's schema.
+    pub(crate) fn schema_name(&self) -> &str {
+        &self.schema
+    }
+
     fn take(&self) -> Result<Pooled> {
         self.conn
             .borrow_mut()

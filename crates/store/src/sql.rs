@@ -19,7 +19,8 @@ pub enum Dialect {
 
 /// One parameter value, borrowed from the caller.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum SqlValue<'a> {
+#[doc(hidden)]
+pub enum SqlValue<'a> {
     Null,
     Int(i64),
     Real(f64),
@@ -28,7 +29,8 @@ pub(crate) enum SqlValue<'a> {
 }
 
 /// What can be bound to a parameter.
-pub(crate) trait Param {
+pub trait Param {
+    /// The value as the statement binds it.
     fn value(&self) -> SqlValue<'_>;
 }
 
@@ -102,6 +104,7 @@ impl<T: Param> Param for Option<T> {
 }
 
 /// `params![a, b, …]`: the values of a statement's `?1`, `?2`, ….
+#[macro_export]
 macro_rules! params {
     () => {
         &[] as &[&dyn $crate::sql::Param]
@@ -110,11 +113,13 @@ macro_rules! params {
         &[$(&$p as &dyn $crate::sql::Param),+] as &[&dyn $crate::sql::Param]
     };
 }
-pub(crate) use params;
+pub(crate) use crate::params;
 
 /// One result row, from either database.
-pub(crate) enum Row<'r> {
+pub enum Row<'r> {
+    /// A row of SQLite.
     Sqlite(&'r rusqlite::Row<'r>),
+    /// A row of PostgreSQL.
     Postgres(&'r tokio_postgres::Row),
 }
 
@@ -133,7 +138,7 @@ impl Row<'_> {
     }
 
     /// Column `i` (0-based) as `T`.
-    pub(crate) fn get<T: Column>(&self, i: usize) -> Result<T> {
+    pub fn get<T: Column>(&self, i: usize) -> Result<T> {
         match self {
             Row::Sqlite(r) => T::from_sqlite(r, i),
             Row::Postgres(r) => T::from_postgres(r, i),
@@ -142,8 +147,10 @@ impl Row<'_> {
 }
 
 /// A type a column can be read as.
-pub(crate) trait Column: Sized {
+pub trait Column: Sized {
+    /// Column `i` of a SQLite row.
     fn from_sqlite(row: &rusqlite::Row<'_>, i: usize) -> Result<Self>;
+    /// Column `i` of a PostgreSQL row.
     fn from_postgres(row: &tokio_postgres::Row, i: usize) -> Result<Self>;
 }
 

@@ -29,7 +29,7 @@ pub fn default_data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tavo-data"))
 }
 
-/// The library: one SQLite database plus the chat and global file storage beside it.
+/// The library: its database (SQLite or PostgreSQL) and its file storage ([`FileStore`]).
 ///
 /// The store is synchronous (rusqlite). It is cheap to clone (an `Arc`), `Send` and `Sync`, so an
 /// async caller moves a clone into `tokio::task::spawn_blocking` rather than blocking its
@@ -85,8 +85,9 @@ impl Store {
     }
 
     /// Opens (creating and migrating if needed) the library in PostgreSQL schema `schema` of
-    /// `pool`'s database. `data_dir` holds what is not in the database yet: the chat and
-    /// global files.
+    /// `pool`'s database. Its files (chat, global and card files, the TTS cache) are in the
+    /// schema too ([`crate::files`]), so replicas share nothing but the database; `data_dir` is
+    /// the library's scratch space (a backup's or restore's staging).
     pub fn open_postgres(
         pool: Arc<crate::postgres::PgPool>,
         schema: &str,
@@ -96,7 +97,7 @@ impl Store {
         std::fs::create_dir_all(&data_dir)
             .map_err(|e| StoreError::io("cannot create the data directory", &data_dir, e))?;
         let library = crate::postgres::PgLibrary::open(pool, schema)?;
-        let files = FileStore::new(data_dir.join("files"));
+        let files = FileStore::in_database(library.clone());
         Ok(Self {
             inner: Arc::new(Inner {
                 data_dir,
@@ -129,12 +130,21 @@ impl Store {
         }
     }
 
+    /// The database pool of a PostgreSQL library (`None` on SQLite).
+    pub(crate) fn pg_pool(&self) -> Option<&Arc<crate::postgres::PgPool>> {
+        match &self.inner.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(l) => Some(l.pool()),
+        }
+    }
+
     /// The directory this library lives in.
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
     }
 
-    /// The chat and global file storage (`<data>/files/...`).
+    /// The file storage: chat, global and card files and the TTS cache (`<data>/files/...` on
+    /// SQLite, the library's schema on PostgreSQL).
     pub fn files(&self) -> &FileStore {
         &self.inner.files
     }

@@ -3,13 +3,17 @@
 //! PostgreSQL library's rows by a SQLite file's (its restore, and `tavo migrate` to
 //! PostgreSQL). The SQLite side of backup and restore is `backup.rs`; both write and read the
 //! same file, so a backup taken on one database restores on the other.
+//!
+//! A PostgreSQL library's files (`migrations::PG_FILES`) are not rows of that file: a backup
+//! carries them in its `files/` tree, as it does a SQLite library's, so the snapshot leaves
+//! those tables out and the replacement takes the files from the restore's staged tree.
 
 use std::path::Path;
 
 use rusqlite::Connection;
 
 use crate::error::{Result, StoreError};
-use crate::migrations::migrations;
+use crate::migrations::{PG_FILE_TABLES, migrations};
 use crate::sql::{Cell, Param};
 use crate::store::{Conn, Store, Tx};
 
@@ -98,7 +102,10 @@ impl Store {
     /// The PostgreSQL side of [`Store::snapshot_into`]: one snapshot of every table, written
     /// into a new SQLite file with this program's schema.
     pub(crate) fn snapshot_postgres_into(&self, dest: &Path) -> Result<()> {
-        let rows = self.read(dump)?;
+        let rows = self.read(|tx| {
+            check_postgres_tables(tx)?;
+            dump(tx)
+        })?;
         let write = || -> Result<()> {
             let mut conn = Connection::open(dest)?;
             migrations().to_latest(&mut conn)?;
@@ -116,9 +123,14 @@ impl Store {
         })
     }
 
-    /// The PostgreSQL side of [`Store::replace_from`]: every row replaced by the SQLite file's,
+    /// The PostgreSQL side of [`Store::replace_library_from`]: every row replaced by the SQLite
+    /// file's, and (`files`) every file but the TTS cache by those of a staged `files/` tree,
     /// in one transaction (which holds the library's write lock on every replica).
-    pub(crate) fn replace_postgres_from(&self, source: &Path) -> Result<crate::Replaced> {
+    pub(crate) fn replace_postgres_from(
+        &self,
+        source: &Path,
+        files: Option<&Path>,
+    ) -> Result<crate::Replaced> {
         let rows = {
             let conn = Connection::open(source)?;
             let tx = Tx {
@@ -159,6 +171,10 @@ impl Store {
                     |_| Ok(()),
                 )?;
             }
+            if let Some(files) = files {
+                crate::files::db::clear_library(tx)?;
+                crate::files::store_tree(tx, files)?;
+            }
             let mut tables = tables;
             tables.sort();
             Ok(crate::Replaced { tables })
@@ -177,6 +193,31 @@ pub(crate) fn check_tables(conn: &Connection) -> Result<()> {
         .collect::<rusqlite::Result<_>>()?;
     found.sort();
     let mut known: Vec<String> = TABLES.iter().map(|t| (*t).to_owned()).collect();
+    known.sort();
+    if found == known {
+        Ok(())
+    } else {
+        Err(StoreError::Database(format!(
+            "the library's tables {found:?} are not the ones a copy knows {known:?}"
+        )))
+    }
+}
+
+/// Whether a PostgreSQL library's tables are exactly [`TABLES`] and the files' tables (the
+/// same guard as [`check_tables`], on the database a snapshot reads).
+fn check_postgres_tables(tx: &Tx<'_>) -> Result<()> {
+    let mut found: Vec<String> = tx.query_map(
+        "SELECT CAST(tablename AS TEXT) FROM pg_tables WHERE schemaname = current_schema()",
+        &[],
+        |r| r.get(0),
+    )?;
+    found.sort();
+    let mut known: Vec<String> = TABLES
+        .iter()
+        .chain(PG_FILE_TABLES)
+        .chain(&["schema_version"])
+        .map(|t| (*t).to_owned())
+        .collect();
     known.sort();
     if found == known {
         Ok(())

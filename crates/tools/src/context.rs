@@ -188,6 +188,7 @@ pub fn store_error(what: &str, err: tavo_store::StoreError) -> ToolError {
         E::InvalidFileName { .. } | E::InvalidPath { .. } | E::InvalidArgument(_) => {
             ToolError::new(ErrorCode::InvalidArguments, err.to_string())
         }
+        E::FileTooLarge { .. } => ToolError::new(ErrorCode::LimitExceeded, err.to_string()),
         other => {
             tracing::warn!(error = %other, "{what} failed in the store");
             ToolError::internal(what)

@@ -132,7 +132,8 @@ fn open(
 /// Runs `tavo migrate`; `user` is the global `--user` (only that user's library).
 pub fn run(args: MigrateArgs, ctx: &Context, user: Option<&str>) -> anyhow::Result<ExitCode> {
     let (from, to) = (Side::parse(&args.from), Side::parse(&args.to));
-    // The registry: in a folder side, else in the data folder.
+    // The registry: a folder side's file, else the data folder's; with a database source, the
+    // database's (where `tavo serve --database --accounts` keeps it).
     let folders: Vec<PathBuf> = [&from, &to]
         .into_iter()
         .filter_map(|s| match s {
@@ -141,14 +142,24 @@ pub fn run(args: MigrateArgs, ctx: &Context, user: Option<&str>) -> anyhow::Resu
         })
         .chain(std::iter::once(ctx.root().to_path_buf()))
         .collect();
-    let registry_home = folders.iter().find(|f| Accounts::exists(f)).cloned();
-    let registry = registry_home
-        .as_ref()
-        .map(|home| {
-            Accounts::open(home)
-                .with_context(|| format!("opening the accounts of {}", home.display()))
-        })
-        .transpose()?;
+    let registry = match &from {
+        Side::Database(url) => {
+            let on_db = ctx.clone().with_database(Some(url.clone()));
+            if on_db.accounts_exist()? {
+                Some(on_db.open_accounts()?)
+            } else {
+                None
+            }
+        }
+        Side::Folder(_) => folders
+            .iter()
+            .find(|f| Accounts::exists(f))
+            .map(|home| {
+                Accounts::open(home)
+                    .with_context(|| format!("opening the accounts of {}", home.display()))
+            })
+            .transpose()?,
+    };
     // Where a database side's files live: the data folder (what `tavo serve --database`
     // serves with).
     let home = ctx.root().to_path_buf();
@@ -183,6 +194,23 @@ pub fn run(args: MigrateArgs, ctx: &Context, user: Option<&str>) -> anyhow::Resu
         );
         for w in &summary.warnings {
             eprintln!("  warning: {w}");
+        }
+    }
+    // The users go with their libraries (all of them only: one user's migration leaves the
+    // registries as they are).
+    if let (Some(registry), None) = (&registry, user) {
+        let target = match &to {
+            Side::Database(url) => Some(
+                ctx.clone()
+                    .with_database(Some(url.clone()))
+                    .open_accounts()?,
+            ),
+            Side::Folder(folder) if !Accounts::exists(folder) => Some(Accounts::open(folder)?),
+            Side::Folder(_) => None,
+        };
+        if let Some(target) = target {
+            let n = registry.copy_users_into(&target)?;
+            println!("accounts: {n} users");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -89,8 +89,7 @@ pub fn run(args: ServeArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
 
 /// `tavo serve --accounts`: the front door with sessions, one library per user.
 fn serve_accounts(config: ServeConfig, ctx: &Context) -> anyhow::Result<ExitCode> {
-    let accounts = tavo_accounts::Accounts::open(ctx.root())
-        .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
+    let accounts = ctx.open_accounts()?;
     let client = tavo_llm::Client::new().map_err(|e| anyhow::anyhow!(e.message))?;
     runtime()?.block_on(async move {
         let server =

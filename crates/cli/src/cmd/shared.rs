@@ -9,7 +9,6 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
-use tavo_accounts::Accounts;
 use tavo_tools::shared_library::{self as shared, SharedKind};
 
 use crate::context::Context;
@@ -52,12 +51,11 @@ fn kind(s: &str) -> anyhow::Result<SharedKind> {
 
 pub fn run(args: SharedArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
-        Accounts::exists(ctx.root()),
+        ctx.accounts_exist()?,
         "{} has no accounts: the shared library belongs to a server run with --accounts (`tavo user add NAME --admin` first)",
         ctx.root().display()
     );
-    let accounts = Accounts::open(ctx.root())
-        .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
+    let accounts = ctx.open_accounts()?;
     let dir = accounts.shared_dir();
     let library = ctx
         .open_library(&dir, tavo_accounts::SHARED_LIBRARY)

@@ -212,7 +212,24 @@ fn restore_all(
     yes: bool,
     passphrase_file: Option<&Path>,
 ) -> anyhow::Result<Accounts> {
-    let accounts = Accounts::restore_registry(ctx.root(), &dir.join(REGISTRY_FILE), yes)?;
+    let accounts = match ctx.database() {
+        None => Accounts::restore_registry(ctx.root(), &dir.join(REGISTRY_FILE), yes)?,
+        // The registry goes into the database: the backup's users replace the database's.
+        Some(_) => {
+            let target = ctx.open_accounts()?;
+            anyhow::ensure!(
+                yes || target.is_empty()?,
+                "the database has accounts already; restoring replaces them (pass --yes)"
+            );
+            anyhow::ensure!(
+                dir.join(REGISTRY_FILE).is_file(),
+                "{} holds no {REGISTRY_FILE}",
+                dir.display()
+            );
+            Accounts::open(dir)?.copy_users_into(&target)?;
+            target
+        }
+    };
     let options = tavo_tools::backup::RestoreOptions {
         yes,
         passphrase: passphrase_file.map(passphrase).transpose()?,
@@ -266,8 +283,7 @@ pub fn run(args: UserArgs, ctx: &Context) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let accounts = Accounts::open(ctx.root())
-        .with_context(|| format!("opening the accounts of {}", ctx.root().display()))?;
+    let accounts = ctx.open_accounts()?;
     match args.command {
         UserCommand::Add { name, admin } => {
             let password = read_password(&name)?;

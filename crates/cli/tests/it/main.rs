@@ -22,6 +22,7 @@ mod migrate_cli;
 mod pipe_cli;
 mod preview_doors;
 mod prompt_cli;
+mod replicas;
 mod reply_cli;
 mod send_doors;
 mod st_import_cli;

@@ -367,6 +367,32 @@ impl McpServers {
         }
     }
 
+    /// Brings the connections in line with the stored list: servers no longer there or no
+    /// longer enabled are disconnected, enabled ones connected. What a replica does when
+    /// another one changed the list (`tavo serve` on a shared database).
+    pub async fn reconcile(&self) {
+        let enabled: std::collections::HashSet<String> = self
+            .configs()
+            .into_iter()
+            .filter(|c| c.enabled)
+            .map(|c| c.name)
+            .collect();
+        let running: Vec<String> = self
+            .shared
+            .connections
+            .lock()
+            .await
+            .keys()
+            .cloned()
+            .collect();
+        for name in running {
+            if !enabled.contains(&name) {
+                self.forget(&name).await;
+            }
+        }
+        self.connect_enabled().await;
+    }
+
     /// Every configured server with its state.
     pub async fn status(&self) -> Vec<ServerStatus> {
         let map = self.shared.connections.lock().await;

@@ -1,24 +1,21 @@
 //! The TTS cache (Tavo §20 "storage": a clearable category — replaying re-calls the API once
-//! it is cleared): synthesized audio under `<data>/cache/tts/<sha256>.<ext>`, named by the
-//! hash of everything that decides the sound (platform, base URL, model, voice, options,
-//! text). The same text in the same voice is synthesized once and served from here; the
-//! browser app plays it from `GET /api/tts/audio/{name}`.
+//! it is cleared): synthesized audio named `<sha256>.<ext>` by the hash of everything that
+//! decides the sound (platform, base URL, model, voice, options, text). The same text in the
+//! same voice is synthesized once and served from here; the browser app plays it from
+//! `GET /api/tts/audio/{name}`.
 //!
-//! `cache/` is not library data: backups leave it out, and clearing it loses nothing.
-
-use std::path::{Path, PathBuf};
+//! The bytes are kept by the store ([`FileStore::tts_save`] and its siblings): under
+//! `<data>/cache/tts/` on a SQLite library, in the database on a PostgreSQL one, so every
+//! replica replays what one of them synthesized. The cache is not library data: backups leave
+//! it out, and clearing it loses nothing.
 
 use sha2::{Digest, Sha256};
 use tavo_llm::media::Platform;
 use tavo_llm::media::speech::{Audio, VoiceConnection, extension_for, mime_for};
+use tavo_store::{FileStore, StoreError};
 
 /// Extensions a cached file may have.
 const EXTENSIONS: [&str; 6] = ["mp3", "wav", "opus", "aac", "flac", "pcm"];
-
-/// The cache directory of a library.
-pub fn dir(data_dir: &Path) -> PathBuf {
-    data_dir.join("cache").join("tts")
-}
 
 /// The key of one synthesis.
 pub fn key(conn: &VoiceConnection, voice: &str, text: &str) -> String {
@@ -50,64 +47,39 @@ pub fn valid_name(name: &str) -> bool {
         && EXTENSIONS.contains(&ext)
 }
 
-/// A cached file for `key`, if any: its name.
-pub fn find(dir: &Path, key: &str) -> Option<String> {
-    EXTENSIONS
+/// A cached file for `key`, if any: its name and size.
+pub fn find(files: &FileStore, key: &str) -> Result<Option<(String, u64)>, StoreError> {
+    let names: Vec<String> = EXTENSIONS
         .iter()
         .map(|ext| format!("{key}.{ext}"))
-        .find(|name| dir.join(name).is_file())
+        .collect();
+    files.tts_find(&names)
 }
 
-/// Stores `audio` under `key` (written whole, then renamed into place); answers its name.
-pub fn store(dir: &Path, key: &str, audio: &Audio) -> std::io::Result<String> {
-    std::fs::create_dir_all(dir)?;
+/// Stores `audio` under `key` (whole or not at all); answers its name.
+pub fn store(files: &FileStore, key: &str, audio: &Audio) -> Result<String, StoreError> {
     let name = format!("{key}.{}", extension_for(&audio.mime));
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &audio.bytes)?;
-    std::fs::rename(&tmp, dir.join(&name))?;
+    files.tts_save(&name, &audio.bytes)?;
     Ok(name)
 }
 
-/// The bytes and MIME type of a cached file.
-pub fn read(dir: &Path, name: &str) -> std::io::Result<Option<(Vec<u8>, &'static str)>> {
+/// The bytes and MIME type of a cached file; `None` for a name that is not a cache name.
+pub fn read(files: &FileStore, name: &str) -> Result<Option<(Vec<u8>, &'static str)>, StoreError> {
     if !valid_name(name) {
         return Ok(None);
     }
     let ext = name.rsplit('.').next().unwrap_or("mp3");
-    match std::fs::read(dir.join(name)) {
-        Ok(bytes) => Ok(Some((bytes, mime_for(ext)))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    Ok(files.tts_load(name)?.map(|bytes| (bytes, mime_for(ext))))
 }
 
 /// Files and bytes in the cache.
-pub fn usage(dir: &Path) -> std::io::Result<(u64, u64)> {
-    let mut files = 0;
-    let mut bytes = 0;
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((0, 0)),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let entry = entry?;
-        if entry.file_type()?.is_file() {
-            files += 1;
-            bytes += entry.metadata()?.len();
-        }
-    }
-    Ok((files, bytes))
+pub fn usage(files: &FileStore) -> Result<(u64, u64), StoreError> {
+    files.tts_usage()
 }
 
 /// Removes every cached file; answers how many files and bytes went.
-pub fn clear(dir: &Path) -> std::io::Result<(u64, u64)> {
-    let (files, bytes) = usage(dir)?;
-    match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok((files, bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((0, 0)),
-        Err(e) => Err(e),
-    }
+pub fn clear(files: &FileStore) -> Result<(u64, u64), StoreError> {
+    files.tts_clear()
 }
 
 #[cfg(test)]
@@ -132,8 +104,8 @@ mod tests {
             assert!(!valid_name(bad), "{bad}");
         }
         let dir = tempfile::tempdir().expect("dir");
-        let d = super::dir(dir.path());
-        assert_eq!(find(&d, &k), None);
+        let d = FileStore::new(dir.path().join("files"));
+        assert_eq!(find(&d, &k).expect("find"), None);
         let name = store(
             &d,
             &k,
@@ -143,7 +115,8 @@ mod tests {
             },
         )
         .expect("stored");
-        assert_eq!(find(&d, &k).as_deref(), Some(name.as_str()));
+        assert_eq!(find(&d, &k).expect("find"), Some((name.clone(), 3)));
+        assert!(dir.path().join("cache/tts").join(&name).is_file());
         assert_eq!(
             read(&d, &name).expect("read"),
             Some((b"ID3".to_vec(), "audio/mpeg"))

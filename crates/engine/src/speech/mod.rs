@@ -19,7 +19,6 @@ pub mod cache;
 pub mod config;
 mod say;
 
-use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
@@ -220,11 +219,6 @@ impl Speech {
         sink.map_or(0, |s| s.publish(chat, event))
     }
 
-    /// The cache directory.
-    pub fn cache_dir(&self) -> PathBuf {
-        cache::dir(self.store.data_dir())
-    }
-
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, SpeechError> + Send + 'static,
@@ -248,7 +242,6 @@ impl Speech {
             path: "voice".into(),
             problem: e.message.trim_start_matches("voice: ").to_owned(),
         })?;
-        let dir = self.cache_dir();
         let key = cache::key(&conn, &voice, &req.text);
         let spoken = |name: String, size: u64, cached: bool| Spoken {
             url: format!("/api/tts/audio/{name}"),
@@ -260,22 +253,24 @@ impl Speech {
             voice: voice.clone(),
             text: req.text.clone(),
         };
-        if let Some(name) = cache::find(&dir, &key) {
-            let size = std::fs::metadata(dir.join(&name)).map_or(0, |m| m.len());
+        let k = key.clone();
+        let found = self
+            .cache_task("reading the TTS cache", move |store| {
+                cache::find(store.files(), &k)
+            })
+            .await?;
+        if let Some((name, size)) = found {
             return Ok(spoken(name, size, true));
         }
         let audio: Audio = codec::synthesize(&self.client, &conn, &req)
             .await
             .map_err(SpeechError::Provider)?;
         let size = audio.bytes.len() as u64;
-        let (d, k) = (dir.clone(), key.clone());
-        let name = tokio::task::spawn_blocking(move || cache::store(&d, &k, &audio))
-            .await
-            .map_err(|e| SpeechError::Internal(format!("internal task failed: {e}")))?
-            .map_err(|e| {
-                tracing::warn!(error = %e, "storing TTS audio failed");
-                SpeechError::Internal("storing the audio in the TTS cache failed".into())
-            })?;
+        let name = self
+            .cache_task("storing the audio in the TTS cache", move |store| {
+                cache::store(store.files(), &key, &audio)
+            })
+            .await?;
         Ok(spoken(name, size, false))
     }
 
@@ -464,29 +459,46 @@ impl Speech {
         &self,
         name: String,
     ) -> Result<Option<(Vec<u8>, &'static str)>, SpeechError> {
-        let dir = self.cache_dir();
-        tokio::task::spawn_blocking(move || cache::read(&dir, &name))
-            .await
-            .map_err(|e| SpeechError::Internal(format!("internal task failed: {e}")))?
-            .map_err(|e| {
-                tracing::warn!(error = %e, "reading TTS audio failed");
-                SpeechError::Internal("reading the TTS cache failed".into())
-            })
+        self.cache_task("reading the TTS cache", move |store| {
+            cache::read(store.files(), &name)
+        })
+        .await
     }
 
     /// `{files, bytes}` of the cache.
     pub fn cache_usage(&self) -> Result<Value, SpeechError> {
-        let (files, bytes) = cache::usage(&self.cache_dir())
-            .map_err(|_| SpeechError::Internal("reading the TTS cache failed".into()))?;
+        let (files, bytes) = cache::usage(self.store.files())
+            .map_err(|e| cache_failed("reading the TTS cache", &e))?;
         Ok(json!({"files": files, "bytes": bytes}))
     }
 
     /// Empties the cache; `{removed, bytes}`.
     pub fn clear_cache(&self) -> Result<Value, SpeechError> {
-        let (files, bytes) = cache::clear(&self.cache_dir())
-            .map_err(|_| SpeechError::Internal("clearing the TTS cache failed".into()))?;
+        let (files, bytes) = cache::clear(self.store.files())
+            .map_err(|e| cache_failed("clearing the TTS cache", &e))?;
         Ok(json!({"removed": files, "bytes": bytes}))
     }
+
+    /// Runs cache work (disk or database) on a blocking thread; a failure is logged with its
+    /// detail and answered as `what` failed.
+    async fn cache_task<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&Store) -> Result<T, tavo_store::StoreError> + Send + 'static,
+    ) -> Result<T, SpeechError> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| SpeechError::Internal(format!("internal task failed: {e}")))?
+            .map_err(|e| cache_failed(what, &e))
+    }
+}
+
+/// A cache failure as the caller sees it: what failed, the detail in the log only (it may
+/// name a path or a statement).
+fn cache_failed(what: &'static str, e: &tavo_store::StoreError) -> SpeechError {
+    tracing::warn!(error = %e, "{what} failed");
+    SpeechError::Internal(format!("{what} failed"))
 }
 
 /// The envelope error: the same code where the envelope has it; a provider failure

@@ -71,6 +71,7 @@ fn stale_record(lab: &support::Lab, pid: u32, start: Option<u64>) -> ReplyRecord
         pid,
         process_start: start,
         boot_id: boot_id(),
+        replica: None,
         started_at: "2026-01-01T00:00:00.000Z".into(),
         updated_at: "2026-01-01T00:00:00.000Z".into(),
     };

@@ -56,9 +56,11 @@ impl AccountsServer {
         let shutdown = CancellationToken::new();
         let guard = Arc::new(crate::security::Guard::new(&config));
         let listener = crate::listen(config.addr).await?;
-        let database = match &config.database {
-            None => None,
-            Some(url) => {
+        let database = match (&config.database, accounts.database_pool()) {
+            (None, _) => None,
+            // The registry's pool: one replica per process.
+            (Some(_), Some(pool)) => Some(pool),
+            (Some(url), None) => {
                 let url = url.clone();
                 Some(
                     tokio::task::spawn_blocking(move || tavo_store::PgPool::connect(&url))

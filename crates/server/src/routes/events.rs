@@ -23,7 +23,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::hub::{GlobalEvent, Replay};
 use crate::sse;
 use crate::state::AppState;
-use tavo_engine::status::stored_record;
+use tavo_engine::cluster::Elsewhere;
+use tavo_engine::status::{ReplyRecord, stored_record};
 
 /// The `Last-Event-ID` header, when it is a number.
 pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
@@ -129,6 +130,19 @@ pub async fn reply(
             state.shutdown.clone(),
         ));
     }
+    // Running on another replica (a shared database): its events come from the database.
+    let located = {
+        let id = id.clone();
+        state
+            .blocking(move |s| tavo_engine::cluster::locate(s, &id))
+            .await?
+    };
+    if let Some(Elsewhere::Live(_)) = located {
+        return Ok(sse::response(
+            followed_stream(state.clone(), id, after.unwrap_or(0)),
+            state.shutdown.clone(),
+        ));
+    }
     let shown = id.clone();
     let stored = state
         .blocking_api(move |s| {
@@ -144,6 +158,15 @@ pub async fn reply(
         .await?
         .ok_or_else(|| ApiError::not_found(format!("there is no reply with id {shown}")))?;
     let (record, message) = stored;
+    Ok(sse::response(
+        stream::iter([stored_finished(&record, message.as_ref())]),
+        state.shutdown.clone(),
+    ))
+}
+
+/// The `finished` frame of a reply that is no longer in any replica's memory, built from its
+/// stored record and message.
+fn stored_finished(record: &ReplyRecord, message: Option<&tavo_model::Message>) -> Bytes {
     let data = json!({
         "replyId": record.id,
         "type": "finished",
@@ -153,8 +176,45 @@ pub async fn reply(
         "messageId": record.message_id,
         "source": "stored",
     });
-    let event = sse::json_frame(None, "finished", &data);
-    Ok(sse::response(stream::iter([event]), state.shutdown.clone()))
+    sse::json_frame(None, "finished", &data)
+}
+
+/// A reply running on another replica, followed through the database: its stored events after
+/// `after`, then new ones as they are announced. Should the reply end without a final event
+/// (its replica died and another marked it interrupted), the stream ends with the `finished`
+/// frame of the stored record.
+fn followed_stream(state: AppState, id: String, after: u64) -> impl Stream<Item = Bytes> {
+    let events = tavo_engine::cluster::follow(state.store.clone(), id.clone(), after);
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen_final = ended.clone();
+    let frames = events.map(move |e| {
+        if e.name == "finished" {
+            seen_final.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        sse::raw_json_frame(Some(e.seq), &e.name, &e.data)
+    });
+    let tail = stream::once(async move {
+        if ended.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let stored = state
+            .blocking_api(move |s| {
+                let Some(record) = stored_record(s, &id)? else {
+                    return Ok(None);
+                };
+                let message = match record.message_id {
+                    Some(m) => tavo_tools::reads::message(s, m)?,
+                    None => None,
+                };
+                Ok(Some((record, message)))
+            })
+            .await
+            .ok()
+            .flatten()?;
+        Some(stored_finished(&stored.0, stored.1.as_ref()))
+    })
+    .filter_map(|f| async move { f });
+    frames.chain(tail)
 }
 
 fn live_reply_stream(handle: ReplyHandle, after: u64) -> impl Stream<Item = Bytes> {

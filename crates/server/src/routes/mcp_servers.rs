@@ -83,6 +83,7 @@ pub async fn add(
         .blocking_api(move |s| config::add(s, server).map_err(change_error))
         .await?;
     state.mcp_servers.connect_enabled().await;
+    crate::cluster::mcp_changed(&state).await;
     let status = state
         .mcp_servers
         .status()
@@ -108,6 +109,7 @@ pub async fn remove(
         .blocking_api(move |s| config::remove(s, &n).map_err(change_error))
         .await?;
     state.mcp_servers.forget(&name).await;
+    crate::cluster::mcp_changed(&state).await;
     Ok(Json(json!({ "removed": name })))
 }
 
@@ -138,6 +140,7 @@ pub async fn set_enabled(
     } else {
         state.mcp_servers.forget(&name).await;
     }
+    crate::cluster::mcp_changed(&state).await;
     let status = state
         .mcp_servers
         .status()

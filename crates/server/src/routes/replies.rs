@@ -264,11 +264,61 @@ pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> ApiRe
     })))
 }
 
-fn live_handle(state: &AppState, id: &str) -> ApiResult<tavo_engine::ReplyHandle> {
+/// A reply in this process, or the record of one another replica runs (a shared database).
+enum Found {
+    Here(tavo_engine::ReplyHandle),
+    Elsewhere(tavo_engine::ReplyRecord),
+}
+
+async fn find_anywhere(state: &AppState, id: &str) -> ApiResult<Found> {
+    if let Some(h) = state.replies.find(id) {
+        return Ok(Found::Here(h));
+    }
+    if state.replies.engine().replica_id().is_some() {
+        let owned = id.to_owned();
+        let located = state
+            .blocking(move |s| tavo_engine::cluster::locate(s, &owned))
+            .await?;
+        if let Some(tavo_engine::cluster::Elsewhere::Live(record)) = located {
+            return Ok(Found::Elsewhere(record));
+        }
+    }
+    Err(ApiError::not_found(format!(
+        "there is no live reply with id {id}"
+    )))
+}
+
+/// What a door answers about a reply another replica runs: its stored state, and which
+/// replica has it.
+fn describe_elsewhere(record: &tavo_engine::ReplyRecord) -> Value {
+    json!({
+        "replyId": record.id,
+        "chatId": record.chat_id,
+        "status": record.status.as_str(),
+        "messageId": record.message_id,
+        "pending": null,
+        "replica": record.replica,
+    })
+}
+
+/// Relays an answer to the replica that runs the reply.
+async fn respond_elsewhere(
+    state: &AppState,
+    record: &tavo_engine::ReplyRecord,
+    pending_id: u64,
+    response: Response,
+) -> ApiResult<(StatusCode, Json<Value>)> {
     state
         .replies
-        .find(id)
-        .ok_or_else(|| ApiError::not_found(format!("there is no live reply with id {id}")))
+        .engine()
+        .respond_elsewhere(tavo_engine::cluster::Answer {
+            reply_id: record.id.clone(),
+            pending_id,
+            response,
+        })
+        .await
+        .map_err(engine_error)?;
+    Ok((StatusCode::ACCEPTED, Json(describe_elsewhere(record))))
 }
 
 /// Cancels a reply (also while it waits). Idempotent.
@@ -280,9 +330,21 @@ pub async fn cancel(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let handle = live_handle(&state, &id)?;
-    handle.cancel();
-    Ok((StatusCode::ACCEPTED, Json(describe(&handle))))
+    match find_anywhere(&state, &id).await? {
+        Found::Here(handle) => {
+            handle.cancel();
+            Ok((StatusCode::ACCEPTED, Json(describe(&handle))))
+        }
+        Found::Elsewhere(record) => {
+            state
+                .replies
+                .engine()
+                .cancel_elsewhere(&record.id)
+                .await
+                .map_err(engine_error)?;
+            Ok((StatusCode::ACCEPTED, Json(describe_elsewhere(&record))))
+        }
+    }
 }
 
 /// A decision on a confirmation.
@@ -321,7 +383,6 @@ pub async fn confirm(
     Path(id): Path<String>,
     Json(d): Json<Decision>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let handle = live_handle(&state, &id)?;
     let response = match d.decision {
         AllowDeny::Allow => Response::Approve {
             remember: d.remember,
@@ -329,6 +390,12 @@ pub async fn confirm(
         AllowDeny::Deny => Response::Deny {
             remember: d.remember,
         },
+    };
+    let handle = match find_anywhere(&state, &id).await? {
+        Found::Here(handle) => handle,
+        Found::Elsewhere(record) => {
+            return respond_elsewhere(&state, &record, d.pending_id, response).await;
+        }
     };
     handle
         .respond(d.pending_id, response)
@@ -361,7 +428,13 @@ pub async fn answer(
     Path(id): Path<String>,
     Json(a): Json<Answer>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let handle = live_handle(&state, &id)?;
+    let handle = match find_anywhere(&state, &id).await? {
+        Found::Here(handle) => handle,
+        Found::Elsewhere(record) => {
+            let response = Response::Answer { answer: a.answer };
+            return respond_elsewhere(&state, &record, a.pending_id, response).await;
+        }
+    };
     handle
         .respond(a.pending_id, Response::Answer { answer: a.answer })
         .map_err(respond_error)?;

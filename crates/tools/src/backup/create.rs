@@ -125,6 +125,33 @@ fn strip_snapshot(db: &Store) -> Result<Vec<Secret>, BackupError> {
     Ok(taken)
 }
 
+/// Where a backed-up file's bytes come from.
+enum Source {
+    /// A file under the data directory.
+    Disk(PathBuf),
+    /// A file of a library that keeps its files in its database: its path below `files/`,
+    /// read through the store ([`tavo_store::FileStore::copy_tree_file`]).
+    Store(String),
+}
+
+/// The files of one library tree, as (zip entry name, source), sorted by name. A library that
+/// keeps its files in its database (PostgreSQL) lists its `files/` tree through the store, so
+/// its backup holds the same entries a SQLite library's would.
+fn library_tree(store: &Store, tree: &str) -> Result<Vec<(String, Source)>, BackupError> {
+    if tree == "files" && store.files().kept_in_database() {
+        return Ok(store
+            .files()
+            .tree_files()?
+            .into_iter()
+            .map(|f| (format!("files/{}", f.path), Source::Store(f.path)))
+            .collect());
+    }
+    Ok(tree_files(store.data_dir(), tree)?
+        .into_iter()
+        .map(|(name, path)| (name, Source::Disk(path)))
+        .collect())
+}
+
 /// Every regular file under `root`, as paths relative to the data directory, sorted.
 fn tree_files(data_dir: &Path, tree: &str) -> Result<Vec<(String, PathBuf)>, BackupError> {
     let mut out = Vec::new();
@@ -227,7 +254,7 @@ pub fn create_backup(
     };
     let mut files = Vec::new();
     for tree in TREES {
-        files.extend(tree_files(store.data_dir(), tree)?);
+        files.extend(library_tree(store, tree)?);
     }
     let manifest = Manifest {
         format: FORMAT.into(),
@@ -254,6 +281,7 @@ pub fn create_backup(
     ));
     let written = write_zip(
         &partial,
+        store,
         manifest,
         &snap,
         &files,
@@ -281,9 +309,10 @@ pub fn create_backup(
 
 fn write_zip(
     path: &Path,
+    store: &Store,
     mut manifest: Manifest,
     snap: &Path,
-    files: &[(String, PathBuf)],
+    files: &[(String, Source)],
     keys: Option<&Vec<u8>>,
 ) -> Result<Manifest, BackupError> {
     let file = File::create(path)
@@ -315,7 +344,7 @@ fn write_zip(
     zip.start_file(DATABASE_ENTRY, deflate).map_err(zerr)?;
     copy_into(&mut zip, snap)?;
     let mut file_bytes = 0;
-    for (name, p) in files {
+    for (name, source) in files {
         // Already-compressed media gain nothing from deflate.
         let stored = [
             ".png", ".jpg", ".jpeg", ".webp", ".gif", ".mp3", ".ogg", ".wav", ".zip",
@@ -330,7 +359,10 @@ fn write_zip(
             deflate
         };
         zip.start_file(name.as_str(), opts).map_err(zerr)?;
-        file_bytes += copy_into(&mut zip, p)?;
+        file_bytes += match source {
+            Source::Disk(p) => copy_into(&mut zip, p)?,
+            Source::Store(p) => store.files().copy_tree_file(p, &mut zip)?,
+        };
     }
     if let Some(keys) = keys {
         zip.start_file(KEYS_ENTRY, plain).map_err(zerr)?;

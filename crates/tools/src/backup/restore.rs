@@ -121,13 +121,23 @@ fn library_is_empty(store: &Store) -> Result<bool, BackupError> {
         }
     }
     for tree in TREES {
-        let dir = store.data_dir().join(tree);
-        let has_files = walk_has_file(&dir);
+        let has_files = if in_database(store, tree) {
+            !store.files().tree_files()?.is_empty()
+        } else {
+            walk_has_file(&store.data_dir().join(tree))
+        };
         if has_files {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Whether `tree` of this library is kept in its database rather than under its data
+/// directory: the `files/` tree of a PostgreSQL library. Such a tree is not swapped in by a
+/// rename; the store replaces it with the rows, in one transaction.
+fn in_database(store: &Store, tree: &str) -> bool {
+    tree == "files" && store.files().kept_in_database()
 }
 
 fn walk_has_file(dir: &Path) -> bool {
@@ -344,7 +354,7 @@ pub fn restore_backup(
         .map_err(|e| BackupError::io(format!("cannot create {}", old.display()), e))?;
     let mut done = Vec::new();
     let swapped = (|| {
-        for tree in TREES {
+        for tree in TREES.iter().filter(|t| !in_database(store, t)) {
             let live = store.data_dir().join(tree);
             if live.exists() {
                 rename(&live, &old.join(tree), &mut done)?;
@@ -360,7 +370,9 @@ pub fn restore_backup(
         undo(done);
         return Err(e);
     }
-    let replaced = match store.replace_from(&staged.db_dir.join(tavo_store::DATABASE_FILE)) {
+    let db = staged.db_dir.join(tavo_store::DATABASE_FILE);
+    let files = staged.trees.join("files");
+    let replaced = match store.replace_library_from(&db, Some(&files)) {
         Ok(r) => r,
         Err(e) => {
             undo(done);

@@ -24,6 +24,10 @@ use crate::validate::SchemaError;
 /// meet the same cap. The operation door's body limit leaves room for it as a data URL.
 pub const MAX_FILE_BYTES: usize = 40 * 1024 * 1024;
 
+// The store refuses files over its own cap; this one must not be larger, or a file this
+// operation accepts would fail in the store with a less helpful message.
+const _: () = assert!(MAX_FILE_BYTES as u64 <= tavo_store::MAX_FILE_BYTES);
+
 /// `chat` (default) or `global`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -3,13 +3,6 @@
 use tavo_model::Character;
 use tavo_store::Store;
 
-/// A new library in a temporary folder, kept while the folder is.
-pub fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    (dir, store)
-}
-
 /// A character with a name and a greeting, nothing else.
 pub fn character(name: &str) -> Character {
     Character {

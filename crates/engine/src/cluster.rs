@@ -1,0 +1,284 @@
+//! The engine's side of several replicas on one PostgreSQL database ([`tavo_store::cluster`]):
+//! a live reply's events go to the database for the others, a reply running on another replica
+//! can be followed, stopped and answered from this one, and a replica that died has its replies
+//! marked interrupted here.
+//!
+//! Everything here is off on SQLite (the store has no replica id there): one process owns a
+//! SQLite library, and the CLI beside it is told apart by pid as before.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+use tavo_store::Store;
+use tavo_store::cluster::{Notice, ORPHANED, StoredEvent};
+use tokio::sync::broadcast;
+
+use crate::engine::Inner;
+use crate::hub::Subscription;
+use crate::interaction::Response;
+use crate::offload::on_blocking_pool;
+use crate::persist::{EVENTS_NOTICE, Persister, Write};
+use crate::status::{ReplyRecord, stored_record};
+
+/// Notice kind asking the replica that runs a reply to cancel it; the body is the reply id.
+pub const CANCEL_NOTICE: &str = "cancel";
+
+/// Notice kind carrying an answer to a reply's pending interaction ([`Answer`] as JSON).
+pub const RESPOND_NOTICE: &str = "respond";
+
+/// Events read from the database per query while following a reply.
+const FOLLOW_PAGE: u32 = 512;
+
+/// How often a follower looks at the reply's record when no notice comes (a notice can be
+/// missed while the listening connection reconnects; the record says when the reply ended).
+const FOLLOW_RECHECK: Duration = Duration::from_secs(1);
+
+/// An answer to a pending interaction, sent to the replica that runs the reply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The reply.
+    pub reply_id: String,
+    /// The interaction's id, from its `waiting` event.
+    pub pending_id: u64,
+    /// The answer.
+    pub response: Response,
+}
+
+/// Copies a live reply's events into the database as they go out, through the engine's batched
+/// writer (with its checkpoints, in the same transactions); ends after the final event.
+pub(crate) async fn ship_events(
+    persister: Arc<Persister>,
+    mut events: Subscription,
+    reply: Arc<str>,
+) {
+    while let Some(next) = events.next_shared().await {
+        let event = match next {
+            Ok(e) => e,
+            Err(gap) => {
+                // The writer fell 4,096 events behind: a follower elsewhere sees the hole as a
+                // gap in the sequence numbers and reloads.
+                tracing::warn!(reply = %reply, %gap, "events not copied to the database");
+                continue;
+            }
+        };
+        let data = match serde_json::to_string(&*event) {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot serialise a reply event");
+                continue;
+            }
+        };
+        let write = Write::Events {
+            reply: reply.clone(),
+            events: vec![StoredEvent {
+                seq: event.seq,
+                name: event.kind.name().to_owned(),
+                data,
+            }],
+        };
+        if event.is_final() {
+            // Awaited, so it does not wait for the batch spacing: followers end promptly.
+            if let Err(e) = persister.write(write).await {
+                tracing::warn!(error = %e, "cannot store a reply's final event");
+            }
+            return;
+        }
+        persister.submit(write);
+    }
+}
+
+/// Handles the notices sent to this engine's library: replies of a dead replica are marked
+/// interrupted, and cancels and answers for replies running here are delivered. Ends when the
+/// engine is dropped.
+pub(crate) async fn watch(engine: Weak<Inner>, mut notices: broadcast::Receiver<Arc<Notice>>) {
+    loop {
+        let notice = match notices.recv().await {
+            Ok(n) => n,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "cluster notices missed");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(inner) = engine.upgrade() else {
+            return;
+        };
+        match notice.kind.as_str() {
+            ORPHANED => {
+                let store = inner.store.clone();
+                drop(inner);
+                match on_blocking_pool(&store, |s| {
+                    crate::status::recover_interrupted(s).map_err(FollowError::from)
+                })
+                .await
+                {
+                    Ok(cancelled) => {
+                        for r in cancelled {
+                            tracing::info!(reply = %r.id, chat = %r.chat_id, replica = %notice.from,
+                                "marked a reply of a dead replica interrupted");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "cannot recover a dead replica's replies"),
+                }
+            }
+            CANCEL_NOTICE => {
+                if let Some(h) = inner.live_reply(&notice.body) {
+                    h.cancel();
+                }
+            }
+            RESPOND_NOTICE => {
+                let Ok(answer) = serde_json::from_str::<Answer>(&notice.body) else {
+                    continue;
+                };
+                if let Some(h) = inner.live_reply(&answer.reply_id)
+                    && let Err(e) = h.respond(answer.pending_id, answer.response)
+                {
+                    tracing::info!(reply = %answer.reply_id, error = %e,
+                        "an answer relayed from another replica was refused");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Where a reply that is not live in this process stands, for a door that was asked about it.
+#[derive(Debug, Clone)]
+pub enum Elsewhere {
+    /// Running or waiting on another replica, which is alive.
+    Live(ReplyRecord),
+    /// Ended (or never ran here): the stored record.
+    Ended(ReplyRecord),
+}
+
+/// The stored record of reply `id` and whether another replica runs it now; `None` when no
+/// record has that id. Blocking.
+pub fn locate(store: &Store, id: &str) -> Result<Option<Elsewhere>, tavo_store::StoreError> {
+    let Some(record) = stored_record(store, id)? else {
+        return Ok(None);
+    };
+    let live = record.status.is_live()
+        && record.replica.is_some()
+        && crate::status::owner_alive(store, None, &record)?;
+    Ok(Some(if live {
+        Elsewhere::Live(record)
+    } else {
+        Elsewhere::Ended(record)
+    }))
+}
+
+/// Follows reply `id` through the database from event `after` on: the stored events first,
+/// then each batch as its notice arrives, until the final event — or until the reply's record
+/// says it ended without one (its replica died: the stream just ends, and the caller answers
+/// what the record says).
+pub fn follow(store: Store, id: String, after: u64) -> impl Stream<Item = StoredEvent> + Send {
+    struct Follower {
+        store: Store,
+        id: String,
+        last: u64,
+        buffer: VecDeque<StoredEvent>,
+        notices: Option<broadcast::Receiver<Arc<Notice>>>,
+        done: bool,
+    }
+    // Subscribed before the first read, so no batch falls between the read and the wait.
+    let notices = store.subscribe_notices();
+    let state = Follower {
+        store,
+        id,
+        last: after,
+        buffer: VecDeque::new(),
+        notices,
+        done: false,
+    };
+    futures_util::stream::unfold(state, |mut f| async move {
+        loop {
+            if let Some(e) = f.buffer.pop_front() {
+                f.last = e.seq;
+                if e.name == "finished" {
+                    f.done = true;
+                    f.buffer.clear();
+                }
+                return Some((e, f));
+            }
+            if f.done {
+                return None;
+            }
+            let (id, last) = (f.id.clone(), f.last);
+            let page = on_blocking_pool(&f.store, move |s| {
+                s.read(|tx| tx.reply_events_after(&id, last, FOLLOW_PAGE))
+                    .map_err(FollowError::from)
+            })
+            .await;
+            match page {
+                Ok(events) if !events.is_empty() => {
+                    f.buffer.extend(events);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read a followed reply's events");
+                    return None;
+                }
+            }
+            let id = f.id.clone();
+            let located =
+                on_blocking_pool(&f.store, move |s| locate(s, &id).map_err(FollowError::from))
+                    .await;
+            if !matches!(located, Ok(Some(Elsewhere::Live(_)))) {
+                // Ended: one last read for events stored just before the end.
+                let (id, last) = (f.id.clone(), f.last);
+                let tail = on_blocking_pool(&f.store, move |s| {
+                    s.read(|tx| tx.reply_events_after(&id, last, FOLLOW_PAGE))
+                        .map_err(FollowError::from)
+                })
+                .await
+                .unwrap_or_default();
+                f.buffer.extend(tail);
+                f.done = true;
+                continue;
+            }
+            wait_for_events(&mut f.notices, &f.id).await;
+        }
+    })
+}
+
+/// Waits for a notice of new events of `reply`, or [`FOLLOW_RECHECK`].
+async fn wait_for_events(notices: &mut Option<broadcast::Receiver<Arc<Notice>>>, reply: &str) {
+    let Some(rx) = notices else {
+        tokio::time::sleep(FOLLOW_RECHECK).await;
+        return;
+    };
+    let wait = async {
+        loop {
+            match rx.recv().await {
+                Ok(n) if n.kind == EVENTS_NOTICE && n.body.split('\t').next() == Some(reply) => {
+                    return;
+                }
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => return,
+                Err(broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(FOLLOW_RECHECK, wait).await;
+}
+
+/// Why following stopped.
+#[derive(Debug, thiserror::Error)]
+enum FollowError {
+    #[error(transparent)]
+    Store(#[from] tavo_store::StoreError),
+    #[error(transparent)]
+    Pool(#[from] crate::offload::PoolError),
+}
+
+/// Sends `kind`/`body` to this library's listeners on every replica. Blocking.
+pub(crate) fn send(store: &Store, kind: &str, body: &str) -> Result<(), tavo_store::StoreError> {
+    store.notify(kind, body)
+}
