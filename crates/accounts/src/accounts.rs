@@ -540,9 +540,19 @@ impl Accounts {
         })
     }
 
-    /// Bytes a user's library takes on disk (the data folder's own library counts without the
-    /// other users' folders and the registry).
+    /// Bytes a user's library takes: on disk (the data folder's own library counts without the
+    /// other users' folders and the registry), plus, with the libraries in PostgreSQL, its
+    /// schema's tables — rows and files alike.
     pub fn usage(&self, user: &User) -> u64 {
+        let in_database = self
+            .registry
+            .pg_pool()
+            .and_then(|pool| pool.schema_bytes(&self.library_schema(user)).ok())
+            .unwrap_or(0);
+        in_database + self.usage_on_disk(user)
+    }
+
+    fn usage_on_disk(&self, user: &User) -> u64 {
         let dir = self.library_dir(user);
         let skip: Vec<PathBuf> = if user.library == ROOT_LIBRARY {
             vec![
@@ -705,6 +715,31 @@ mod tests {
         // Ids go on after the copied ones.
         let cid = ok(db.add("cid", "password-c", false));
         assert!(cid.id > ann.id + 1, "{cid:?}");
+        // The quota counts a library's rows and files in the database.
+        let empty = db.usage(&cid);
+        let pool = db
+            .database_pool()
+            .unwrap_or_else(|| panic!("on PostgreSQL"));
+        let library = ok(tavo_store::Store::open_postgres(
+            pool,
+            &db.library_schema(&cid),
+            db.library_dir(&cid),
+        ));
+        // Bytes that do not compress (PostgreSQL compresses large values).
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let noise: Vec<u8> = (0..2 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        ok(library
+            .files()
+            .save(tavo_store::FileScope::Global, "big.bin", &noise));
+        let full = db.usage(&cid);
+        assert!(full >= empty + (2 << 20), "{empty} → {full}");
         // And back into a file, the same users.
         let copy = dir.path().join("copy.sqlite");
         ok(db.copy_registry_to(&copy));

@@ -136,6 +136,19 @@ impl PgPool {
         Ok(())
     }
 
+    /// Bytes the tables of schema `schema` take, with their indexes and TOAST: a library's size
+    /// on PostgreSQL (what a user's quota counts there; its files are rows too).
+    pub fn schema_bytes(self: &Arc<Self>, schema: &str) -> Result<u64> {
+        check_schema(schema)?;
+        let mut pooled = self.checkout()?;
+        let row = wait(pooled.get().client.query_one(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'",
+            &[&schema],
+        ))?;
+        Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+
     /// Deletes a library's schema and everything in it (a removed user's library, a test's).
     pub fn drop_library(self: &Arc<Self>, schema: &str) -> Result<()> {
         check_schema(schema)?;
