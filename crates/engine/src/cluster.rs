@@ -183,6 +183,9 @@ pub fn follow(store: Store, id: String, after: u64) -> impl Stream<Item = Stored
         buffer: VecDeque<StoredEvent>,
         notices: Option<broadcast::Receiver<Arc<Notice>>>,
         done: bool,
+        /// Every stored event was relayed and the reply still ran at the last look: wait for
+        /// notices (which carry the next events) instead of reading the database.
+        caught_up: bool,
     }
     // Subscribed before the first read, so no batch falls between the read and the wait.
     let notices = store.subscribe_notices();
@@ -193,6 +196,7 @@ pub fn follow(store: Store, id: String, after: u64) -> impl Stream<Item = Stored
         buffer: VecDeque::new(),
         notices,
         done: false,
+        caught_up: false,
     };
     futures_util::stream::unfold(state, |mut f| async move {
         loop {
@@ -207,66 +211,112 @@ pub fn follow(store: Store, id: String, after: u64) -> impl Stream<Item = Stored
             if f.done {
                 return None;
             }
-            let (id, last) = (f.id.clone(), f.last);
-            let page = on_blocking_pool(&f.store, move |s| {
-                s.read(|tx| tx.reply_events_after(&id, last, FOLLOW_PAGE))
-                    .map_err(FollowError::from)
-            })
-            .await;
-            match page {
-                Ok(events) if !events.is_empty() => {
-                    f.buffer.extend(events);
-                    continue;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot read a followed reply's events");
-                    return None;
-                }
-            }
-            let id = f.id.clone();
-            let located =
-                on_blocking_pool(&f.store, move |s| locate(s, &id).map_err(FollowError::from))
-                    .await;
-            if !matches!(located, Ok(Some(Elsewhere::Live(_)))) {
-                // Ended: one last read for events stored just before the end.
+            if !f.caught_up {
                 let (id, last) = (f.id.clone(), f.last);
-                let tail = on_blocking_pool(&f.store, move |s| {
+                let page = on_blocking_pool(&f.store, move |s| {
                     s.read(|tx| tx.reply_events_after(&id, last, FOLLOW_PAGE))
                         .map_err(FollowError::from)
                 })
-                .await
-                .unwrap_or_default();
-                f.buffer.extend(tail);
-                f.done = true;
-                continue;
+                .await;
+                match page {
+                    Ok(events) if !events.is_empty() => {
+                        f.buffer.extend(events);
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot read a followed reply's events");
+                        return None;
+                    }
+                }
+                let id = f.id.clone();
+                let located =
+                    on_blocking_pool(&f.store, move |s| locate(s, &id).map_err(FollowError::from))
+                        .await;
+                if !matches!(located, Ok(Some(Elsewhere::Live(_)))) {
+                    // Ended: one last read for events stored just before the end.
+                    let (id, last) = (f.id.clone(), f.last);
+                    let tail = on_blocking_pool(&f.store, move |s| {
+                        s.read(|tx| tx.reply_events_after(&id, last, FOLLOW_PAGE))
+                            .map_err(FollowError::from)
+                    })
+                    .await
+                    .unwrap_or_default();
+                    f.buffer.extend(tail);
+                    f.done = true;
+                    continue;
+                }
+                // Everything stored is relayed: from now on the notices carry the events.
+                f.caught_up = true;
             }
-            wait_for_events(&mut f.notices, &f.id).await;
+            match wait_for_events(&mut f.notices, &f.id, f.last).await {
+                Woken::Events(events) => f.buffer.extend(events),
+                // A notice without its events (too large, or a hole), or silence: read the
+                // database, and check the reply still runs.
+                Woken::Stored | Woken::Timeout => f.caught_up = false,
+            }
         }
     })
 }
 
+/// What ended a follower's wait.
+enum Woken {
+    /// A notice carried the next events, in order from the one after the last relayed.
+    Events(Vec<StoredEvent>),
+    /// New events are stored (read them from the database).
+    Stored,
+    /// [`FOLLOW_RECHECK`] passed without a notice.
+    Timeout,
+}
+
+/// The events a notice body carries after `last`, if they follow it without a hole.
+fn carried(body: &str, last: u64) -> Option<Vec<StoredEvent>> {
+    let json = body.splitn(3, '\t').nth(2)?;
+    let rows: Vec<(u64, String, String)> = serde_json::from_str(json).ok()?;
+    let events: Vec<StoredEvent> = rows
+        .into_iter()
+        .filter(|(seq, _, _)| *seq > last)
+        .map(|(seq, name, data)| StoredEvent { seq, name, data })
+        .collect();
+    let contiguous = events
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e.seq == last + 1 + i as u64);
+    contiguous.then_some(events)
+}
+
 /// Waits for a notice of new events of `reply`, or [`FOLLOW_RECHECK`].
-async fn wait_for_events(notices: &mut Option<broadcast::Receiver<Arc<Notice>>>, reply: &str) {
+async fn wait_for_events(
+    notices: &mut Option<broadcast::Receiver<Arc<Notice>>>,
+    reply: &str,
+    last: u64,
+) -> Woken {
     let Some(rx) = notices else {
         tokio::time::sleep(FOLLOW_RECHECK).await;
-        return;
+        return Woken::Timeout;
     };
     let wait = async {
         loop {
             match rx.recv().await {
                 Ok(n) if n.kind == EVENTS_NOTICE && n.body.split('\t').next() == Some(reply) => {
-                    return;
+                    return match carried(&n.body, last) {
+                        // Nothing new in it (already read from the database): keep waiting.
+                        Some(events) if events.is_empty() => continue,
+                        Some(events) => Woken::Events(events),
+                        None => Woken::Stored,
+                    };
                 }
                 Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => return,
+                Err(broadcast::error::RecvError::Lagged(_)) => return Woken::Stored,
                 Err(broadcast::error::RecvError::Closed) => {
                     std::future::pending::<()>().await;
                 }
             }
         }
     };
-    let _ = tokio::time::timeout(FOLLOW_RECHECK, wait).await;
+    tokio::time::timeout(FOLLOW_RECHECK, wait)
+        .await
+        .unwrap_or(Woken::Timeout)
 }
 
 /// Why following stopped.
@@ -281,4 +331,25 @@ enum FollowError {
 /// Sends `kind`/`body` to this library's listeners on every replica. Blocking.
 pub(crate) fn send(store: &Store, kind: &str, body: &str) -> Result<(), tavo_store::StoreError> {
     store.notify(kind, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notice_carries_the_events_that_follow_without_a_hole() {
+        let body = r#"rpl_1	4	[[3,"text_delta","{}"],[4,"text_delta","{\"t\":1}"]]"#;
+        let got = carried(body, 2).unwrap_or_default();
+        assert_eq!(got.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4]);
+        assert_eq!(got[1].data, r#"{"t":1}"#);
+        // Already relayed up to 3: only 4 is new.
+        assert_eq!(carried(body, 3).map(|e| e.len()), Some(1));
+        // A hole (the follower is at 1, the notice starts at 3): read the database.
+        assert!(carried(body, 1).is_none());
+        // A notice without events.
+        assert!(carried("rpl_1\t4", 2).is_none());
+        // Nothing new.
+        assert_eq!(carried(body, 4).map(|e| e.len()), Some(0));
+    }
 }

@@ -60,8 +60,32 @@ enum Key {
     Events(Arc<str>),
 }
 
-/// The notice kind announcing stored events; its body is `<replyId>\t<last seq>`.
+/// The notice kind announcing stored events; its body is `<replyId>\t<last seq>`, then — when
+/// they fit in a notice — `\t` and the events themselves as JSON (`[[seq, name, data], …]`), so
+/// a follower on another replica need not read them back from the database.
 pub const EVENTS_NOTICE: &str = "events";
+
+/// Room kept in a notice for its library, replica and kind.
+const NOTICE_HEADROOM: usize = 200;
+
+/// The body of an [`EVENTS_NOTICE`] for `events` of `reply`.
+fn events_notice(reply: &str, last: u64, events: &[StoredEvent]) -> String {
+    let head = format!("{reply}\t{last}");
+    let rows: Vec<(u64, &str, &str)> = events
+        .iter()
+        .map(|e| (e.seq, e.name.as_str(), e.data.as_str()))
+        .collect();
+    match serde_json::to_string(&rows) {
+        Ok(json)
+            if head.len() + json.len() + 1 + NOTICE_HEADROOM
+                <= tavo_store::cluster::MAX_NOTICE_BYTES =>
+        {
+            format!("{head}\t{json}")
+        }
+        // Too large (a long tool result): the follower reads them from the database.
+        _ => head,
+    }
+}
 
 impl Write {
     fn key(&self) -> Option<Key> {
@@ -91,7 +115,7 @@ impl Write {
                     return Ok(());
                 };
                 tx.reply_events_append(reply, events)?;
-                tx.notify(EVENTS_NOTICE, &format!("{reply}\t{}", last.seq))
+                tx.notify(EVENTS_NOTICE, &events_notice(reply, last.seq, events))
             }
         }
     }
