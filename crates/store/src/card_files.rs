@@ -123,12 +123,19 @@ impl FileStore {
             });
         };
         let root = card_files_dir(root, character_id);
-        let mut out = Vec::new();
-        if root.is_dir() {
-            walk(&root, &root, &mut out)?;
-        }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        // The same walk as the files tree's (a missing folder is no files).
+        let mut found = Vec::new();
+        crate::files::walk_tree(&root, &mut found)?;
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+            .into_iter()
+            .map(|(rel, _)| {
+                let path = root.join(&rel);
+                let bytes =
+                    std::fs::read(&path).map_err(|e| StoreError::io("cannot read", &path, e))?;
+                Ok((rel, bytes))
+            })
+            .collect()
     }
 
     /// Removes a character's card files (called after the character itself is deleted).
@@ -193,32 +200,6 @@ impl Store {
     ) -> Result<Vec<(String, Vec<u8>)>> {
         self.files().load_card_files(id.0)
     }
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| StoreError::io("cannot read", dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| StoreError::io("cannot read", dir, e))?;
-        let path = entry.path();
-        let kind = entry
-            .file_type()
-            .map_err(|e| StoreError::io("cannot read", &path, e))?;
-        if kind.is_dir() {
-            walk(root, &path, out)?;
-        } else if kind.is_file() {
-            let Ok(rel) = path.strip_prefix(root) else {
-                continue;
-            };
-            let rel: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            let bytes =
-                std::fs::read(&path).map_err(|e| StoreError::io("cannot read", &path, e))?;
-            out.push((rel.join("/"), bytes));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -145,16 +145,7 @@ pub async fn reply(
     }
     let shown = id.clone();
     let stored = state
-        .blocking_api(move |s| {
-            let Some(record) = stored_record(s, &id)? else {
-                return Ok(None);
-            };
-            let message = match record.message_id {
-                Some(m) => tavo_tools::reads::message(s, m)?,
-                None => None,
-            };
-            Ok(Some((record, message)))
-        })
+        .blocking_api(move |s| stored_reply(s, &id))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("there is no reply with id {shown}")))?;
     let (record, message) = stored;
@@ -162,6 +153,21 @@ pub async fn reply(
         stream::iter([stored_finished(&record, message.as_ref())]),
         state.shutdown.clone(),
     ))
+}
+
+/// A reply's stored record and the message it wrote; `None` when no record has that id.
+fn stored_reply(
+    s: &tavo_store::Store,
+    id: &str,
+) -> ApiResult<Option<(ReplyRecord, Option<tavo_model::Message>)>> {
+    let Some(record) = stored_record(s, id)? else {
+        return Ok(None);
+    };
+    let message = match record.message_id {
+        Some(m) => tavo_tools::reads::message(s, m)?,
+        None => None,
+    };
+    Ok(Some((record, message)))
 }
 
 /// The `finished` frame of a reply that is no longer in any replica's memory, built from its
@@ -198,16 +204,7 @@ fn followed_stream(state: AppState, id: String, after: u64) -> impl Stream<Item 
             return None;
         }
         let stored = state
-            .blocking_api(move |s| {
-                let Some(record) = stored_record(s, &id)? else {
-                    return Ok(None);
-                };
-                let message = match record.message_id {
-                    Some(m) => tavo_tools::reads::message(s, m)?,
-                    None => None,
-                };
-                Ok(Some((record, message)))
-            })
+            .blocking_api(move |s| stored_reply(s, &id))
             .await
             .ok()
             .flatten()?;

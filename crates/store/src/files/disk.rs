@@ -109,7 +109,7 @@ fn entry(scope: FileScope, name: &str, meta: &std::fs::Metadata) -> FileEntry {
 }
 
 /// Every regular file below `dir` as (`/`-separated path relative to `dir`, size), unsorted.
-pub(super) fn walk(dir: &Path, out: &mut Vec<(String, u64)>) -> Result<()> {
+pub(crate) fn walk(dir: &Path, out: &mut Vec<(String, u64)>) -> Result<()> {
     fn go(root: &Path, dir: &Path, out: &mut Vec<(String, u64)>) -> Result<()> {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,

@@ -21,6 +21,7 @@ use crate::store::{Conn, Tx};
 
 pub(crate) mod db;
 mod disk;
+pub(crate) use disk::walk as walk_tree;
 mod tree;
 mod tts;
 
